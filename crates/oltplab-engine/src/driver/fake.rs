@@ -1,0 +1,102 @@
+//! A deterministic in-process driver for engine tests: no database, fixed latency,
+//! optional injected errors, and a shared log of every statement it was sent.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::{DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
+use crate::error::{EngineError, Result};
+
+#[derive(Debug, Clone, Default)]
+pub struct FakeTarget {
+    /// Time each statement takes.
+    pub latency_us: u64,
+    /// Every Nth statement fails with a retryable error (0: never).
+    pub fail_every: u64,
+    /// Statements as executed, with parameters inlined.
+    pub log: Arc<Mutex<Vec<String>>>,
+}
+
+impl FakeTarget {
+    /// Parses `//?latency_us=50&fail_every=7`.
+    pub fn parse(rest: &str) -> Result<Self> {
+        let mut t = FakeTarget::default();
+        let query = rest.split_once('?').map_or("", |(_, q)| q);
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let n: u64 = v.parse().map_err(|_| EngineError::config(format!("fake driver: bad value in '{pair}'")))?;
+            match k {
+                "latency_us" => t.latency_us = n,
+                "fail_every" => t.fail_every = n,
+                _ => return Err(EngineError::config(format!("fake driver: unknown option '{k}'"))),
+            }
+        }
+        Ok(t)
+    }
+}
+
+pub struct FakeConn {
+    target: FakeTarget,
+    sqls: Vec<String>,
+    executed: u64,
+}
+
+impl FakeConn {
+    pub fn new(target: FakeTarget) -> Self {
+        Self { target, sqls: Vec::new(), executed: 0 }
+    }
+
+    #[allow(clippy::unnecessary_wraps)]
+    pub fn prepare(&mut self, sqls: &[String]) -> DbResult<()> {
+        self.sqls = sqls.to_vec();
+        Ok(())
+    }
+
+    pub fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
+        let sql = inline_params(&self.sqls[id.0], params);
+        self.query(&sql, fetch)
+    }
+
+    pub fn query(&mut self, sql: &str, _fetch: Fetch) -> DbResult<QueryResult> {
+        self.executed += 1;
+        if self.target.latency_us > 0 {
+            // A blocking sleep on purpose: it makes timings exact in tests without a timer wheel.
+            std::thread::sleep(Duration::from_micros(self.target.latency_us));
+        }
+        self.target.log.lock().expect("fake log").push(sql.to_owned());
+        if self.target.fail_every > 0 && self.executed % self.target.fail_every == 0 {
+            return Err(DbError { code: "FAKE".into(), message: "injected failure".into(), action: ErrorAction::Retry });
+        }
+        let upper = sql.trim_start().to_ascii_uppercase();
+        let class = if upper.starts_with("SELECT") {
+            QueryClass::Read
+        } else if upper.starts_with("INSERT") || upper.starts_with("UPDATE") || upper.starts_with("DELETE") {
+            QueryClass::Write
+        } else {
+            QueryClass::Other
+        };
+        let row_count = u64::from(class != QueryClass::Other);
+        Ok(QueryResult { class, row_count, rows: vec![vec![Value::Int(1)]] })
+    }
+
+    #[allow(clippy::unnecessary_wraps)]
+    pub fn reconnect(&mut self) -> DbResult<()> {
+        Ok(())
+    }
+}
+
+/// Replaces each `?` with the next parameter rendered as an SQL literal.
+pub fn inline_params(sql: &str, params: &[Value]) -> String {
+    let mut out = String::with_capacity(sql.len() + params.len() * 8);
+    let mut next = params.iter();
+    for ch in sql.chars() {
+        match (ch, ch == '?') {
+            (_, true) => match next.next() {
+                Some(v) => out.push_str(&v.to_string()),
+                None => out.push('?'),
+            },
+            (c, false) => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,182 @@
+//! Database drivers. A driver opens [`Conn`]s; a connection prepares a workload's
+//! statements once and executes them by id. Dispatch is a plain enum (no boxing,
+//! no async-trait) so the hot path stays monomorphic.
+
+mod fake;
+mod sqlite;
+mod target;
+
+pub use fake::FakeConn;
+pub use sqlite::SqliteConn;
+pub use target::Target;
+
+use std::fmt;
+
+use crate::error::{EngineError, Result};
+
+/// A bound parameter or a fetched column value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl fmt::Display for Value {
+    /// Renders the value as an SQL literal, as sysbench's `--db-ps-mode=disable` does.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("NULL"),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Text(s) => write!(f, "'{s}'"),
+        }
+    }
+}
+
+/// Index of a statement in the list a workload registered with [`Conn::prepare`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StmtId(pub usize);
+
+/// How sysbench classifies a statement: by its result, not by its verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryClass {
+    /// Returned a result set.
+    Read,
+    /// Returned no result set and changed at least one row.
+    Write,
+    /// Everything else: BEGIN, COMMIT, DDL, an UPDATE that matched no row.
+    Other,
+}
+
+/// Whether the caller needs the rows or only their count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    Discard,
+    Rows,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryResult {
+    pub class: QueryClass,
+    /// Rows returned (reads) or affected (writes).
+    pub row_count: u64,
+    /// Filled only with [`Fetch::Rows`].
+    pub rows: Vec<Vec<Value>>,
+}
+
+impl QueryResult {
+    pub fn other() -> Self {
+        Self { class: QueryClass::Other, row_count: 0, rows: Vec::new() }
+    }
+
+    /// The first column of the first row as an integer, for statements such as `SELECT d_next_o_id`.
+    pub fn first_int(&self) -> Option<i64> {
+        match self.rows.first()?.first()? {
+            Value::Int(v) => Some(*v),
+            Value::Text(s) => s.trim().parse().ok(),
+            Value::Null => None,
+        }
+    }
+}
+
+/// What the event loop does after a failed statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorAction {
+    /// Count it, roll back, and run the event again (sysbench's "ignored errors").
+    Retry,
+    /// The connection is gone: count it, reconnect, and run the event again.
+    Reconnect,
+    /// The run cannot go on.
+    Fatal,
+}
+
+/// A database error, classified by the driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbError {
+    /// The server's code as text: `1213`, `40P01`, `SQLITE_BUSY`.
+    pub code: String,
+    pub message: String,
+    pub action: ErrorAction,
+}
+
+impl DbError {
+    pub fn fatal(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { code: code.into(), message: message.into(), action: ErrorAction::Fatal }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error {} ({})", self.code, self.message)
+    }
+}
+
+pub type DbResult<T> = std::result::Result<T, DbError>;
+
+/// One open connection to the target.
+pub enum Conn {
+    Sqlite(SqliteConn),
+    Fake(FakeConn),
+}
+
+impl Conn {
+    /// Opens one connection. Errors here are [`EngineError::Connect`]: nothing has run yet.
+    pub async fn open(target: &Target) -> Result<Self> {
+        match target {
+            Target::Sqlite(t) => Ok(Conn::Sqlite(SqliteConn::open(t).await?)),
+            Target::Fake(t) => Ok(Conn::Fake(FakeConn::new(t.clone()))),
+        }
+    }
+
+    /// Prepares `sqls` (with `?` placeholders); [`StmtId`] `i` names `sqls[i]` afterwards.
+    pub async fn prepare(&mut self, sqls: &[String]) -> DbResult<()> {
+        match self {
+            Conn::Sqlite(c) => c.prepare(sqls).await,
+            Conn::Fake(c) => c.prepare(sqls),
+        }
+    }
+
+    /// Executes a prepared statement.
+    pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
+        match self {
+            Conn::Sqlite(c) => c.execute(id, params, fetch).await,
+            Conn::Fake(c) => c.execute(id, params, fetch),
+        }
+    }
+
+    /// Sends one statement as text (DDL, multi-row INSERT, `ROLLBACK`).
+    pub async fn query(&mut self, sql: &str, fetch: Fetch) -> DbResult<QueryResult> {
+        match self {
+            Conn::Sqlite(c) => c.query(sql, fetch).await,
+            Conn::Fake(c) => c.query(sql, fetch),
+        }
+    }
+
+    /// Re-opens a lost connection and prepares its statements again.
+    pub async fn reconnect(&mut self) -> DbResult<()> {
+        match self {
+            Conn::Sqlite(c) => c.reconnect().await,
+            Conn::Fake(c) => c.reconnect(),
+        }
+    }
+
+    /// SQL dialect, for the few statements that differ between servers (DDL).
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Conn::Sqlite(_) | Conn::Fake(_) => Dialect::Sqlite,
+        }
+    }
+}
+
+/// The SQL dialects whose DDL differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Mysql,
+    Postgres,
+    Sqlite,
+}
+
+/// Turns a connect-time database error into the engine's error with a hint.
+pub(crate) fn connect_error(what: &str, e: &DbError) -> EngineError {
+    EngineError::Connect(format!("cannot connect to {what}: {e}"))
+}

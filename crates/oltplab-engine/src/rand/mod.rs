@@ -1,0 +1,2 @@
+//! Placeholder: being written (xoroshiro128+, sysbench distributions, string templates).
+pub struct Rng;

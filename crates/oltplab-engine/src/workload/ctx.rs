@@ -1,0 +1,87 @@
+//! What a workload's event sees: one connection, its random generator, and
+//! helpers that time and classify each statement as sysbench counts them.
+
+use std::time::Instant;
+
+use crate::driver::{Conn, DbResult, Fetch, QueryClass, QueryResult, StmtId, Value};
+use crate::rand::Rng;
+
+/// Query counts of one event, failed attempts included (sysbench keeps those too).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, class: QueryClass) {
+        match class {
+            QueryClass::Read => self.reads += 1,
+            QueryClass::Write => self.writes += 1,
+            QueryClass::Other => self.others += 1,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.reads + self.writes + self.others
+    }
+}
+
+/// Who runs the event: sysbench's thread id and thread count.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkerInfo {
+    /// 0-based, as sysbench's `thread_id`.
+    pub id: usize,
+    /// `--threads`.
+    pub count: usize,
+}
+
+pub struct EventCtx<'a> {
+    pub conn: &'a mut Conn,
+    pub rng: &'a mut Rng,
+    pub worker: WorkerInfo,
+    /// Statement kind (index into the workload's `kinds()`) of each prepared statement.
+    stmt_kinds: &'a [usize],
+    pub tally: Tally,
+    /// (kind, latency) of each statement that completed in this event.
+    pub(crate) stmt_latencies_ns: Vec<(usize, u64)>,
+}
+
+impl<'a> EventCtx<'a> {
+    pub fn new(conn: &'a mut Conn, rng: &'a mut Rng, worker: WorkerInfo, stmt_kinds: &'a [usize]) -> Self {
+        Self { conn, rng, worker, stmt_kinds, tally: Tally::default(), stmt_latencies_ns: Vec::with_capacity(32) }
+    }
+
+    /// Executes a prepared statement and discards its rows (they are still read).
+    pub async fn exec(&mut self, id: StmtId, params: &[Value]) -> DbResult<QueryResult> {
+        self.run(id, params, Fetch::Discard).await
+    }
+
+    /// Executes a prepared statement and returns its rows (TPC-C needs them).
+    pub async fn exec_rows(&mut self, id: StmtId, params: &[Value]) -> DbResult<QueryResult> {
+        self.run(id, params, Fetch::Rows).await
+    }
+
+    /// Sends SQL text, unprepared, as sysbench's `con:query()`; timed as statement kind `kind`.
+    pub async fn query(&mut self, kind: usize, sql: &str) -> DbResult<QueryResult> {
+        let start = Instant::now();
+        let result = self.conn.query(sql, Fetch::Discard).await;
+        self.finish(kind, start, &result);
+        result
+    }
+
+    async fn run(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
+        let start = Instant::now();
+        let result = self.conn.execute(id, params, fetch).await;
+        self.finish(self.stmt_kinds[id.0], start, &result);
+        result
+    }
+
+    fn finish(&mut self, kind: usize, start: Instant, result: &DbResult<QueryResult>) {
+        if let Ok(r) = result {
+            self.tally.add(r.class);
+            self.stmt_latencies_ns.push((kind, start.elapsed().as_nanos() as u64));
+        }
+    }
+}
