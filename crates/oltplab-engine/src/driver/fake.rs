@@ -65,7 +65,11 @@ impl FakeConn {
         }
         self.target.log.lock().expect("fake log").push(sql.to_owned());
         if self.target.fail_every > 0 && self.executed % self.target.fail_every == 0 {
-            return Err(DbError { code: "FAKE".into(), message: "injected failure".into(), action: ErrorAction::Retry });
+            return Err(DbError {
+                code: "FAKE".into(),
+                message: "injected failure".into(),
+                action: ErrorAction::Retry,
+            });
         }
         let upper = sql.trim_start().to_ascii_uppercase();
         let class = if upper.starts_with("SELECT") {

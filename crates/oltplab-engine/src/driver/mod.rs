@@ -8,11 +8,11 @@ mod target;
 
 pub use fake::FakeConn;
 pub use sqlite::SqliteConn;
-pub use target::Target;
+pub use target::{SqliteTarget, Target, TargetOptions};
 
 use std::fmt;
 
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 
 /// A bound parameter or a fetched column value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,9 +174,4 @@ pub enum Dialect {
     Mysql,
     Postgres,
     Sqlite,
-}
-
-/// Turns a connect-time database error into the engine's error with a hint.
-pub(crate) fn connect_error(what: &str, e: &DbError) -> EngineError {
-    EngineError::Connect(format!("cannot connect to {what}: {e}"))
 }

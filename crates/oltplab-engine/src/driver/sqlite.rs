@@ -2,6 +2,7 @@
 //! on a thread of its own and async callers hand it closures: the tokio workers
 //! never block on SQLite.
 
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::mpsc;
 use std::thread;
@@ -20,6 +21,7 @@ type Job = Box<dyn FnOnce(&mut Session) + Send>;
 struct Session {
     conn: rusqlite::Connection,
     sqls: Vec<String>,
+    sql_log: Option<std::fs::File>,
 }
 
 pub struct SqliteConn {
@@ -47,9 +49,7 @@ impl SqliteConn {
                 }
             })
             .map_err(|e| EngineError::Connect(format!("cannot start a SQLite connection thread: {e}")))?;
-        ready_rx
-            .await
-            .map_err(|_| EngineError::Internal("SQLite connection thread died while opening".into()))??;
+        ready_rx.await.map_err(|_| EngineError::Internal("SQLite connection thread died while opening".into()))??;
         Ok(Self { jobs })
     }
 
@@ -83,6 +83,9 @@ impl SqliteConn {
             let before = s.conn.total_changes();
             let mut stmt = s.conn.prepare_cached(sql).map_err(|e| db_error(&e))?;
             let result = run_statement(&mut stmt, &params, fetch, before, &s.conn);
+            if let Some(file) = &mut s.sql_log {
+                log_line(file, &stmt.expanded_sql().unwrap_or_default());
+            }
             result.map_err(|e| db_error(&e))
         })
         .await?
@@ -93,7 +96,11 @@ impl SqliteConn {
         self.call(move |s| {
             let before = s.conn.total_changes();
             let mut stmt = s.conn.prepare(&sql).map_err(|e| db_error(&e))?;
-            run_statement(&mut stmt, &[], fetch, before, &s.conn).map_err(|e| db_error(&e))
+            let result = run_statement(&mut stmt, &[], fetch, before, &s.conn);
+            if let Some(file) = &mut s.sql_log {
+                log_line(file, &sql);
+            }
+            result.map_err(|e| db_error(&e))
         })
         .await?
     }
@@ -119,14 +126,34 @@ fn open_session(target: &SqliteTarget) -> Result<Session> {
     // WAL lets readers run beside the one writer; the first statement also proves the file is a database.
     conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| open_error(path, &e))?;
     conn.busy_timeout(Duration::from_millis(target.busy_timeout_ms)).map_err(|e| open_error(path, &e))?;
-    Ok(Session { conn, sqls: Vec::new() })
+    let sql_log = match &target.sql_log {
+        Some(p) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| EngineError::Config(format!("cannot open the SQL log '{}': {e}", p.display())))?,
+        ),
+        None => None,
+    };
+    Ok(Session { conn, sqls: Vec::new(), sql_log })
+}
+
+/// One line per statement, written with one call so that connections sharing
+/// the file (opened for appending) never interleave within a line.
+fn log_line(file: &mut std::fs::File, sql: &str) {
+    let line = format!("{}\n", sql.replace('\n', " "));
+    // A failed write loses debugging output only.
+    let _ = file.write_all(line.as_bytes());
 }
 
 fn open_error(path: &Path, e: &rusqlite::Error) -> EngineError {
     let why = match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase) => "the file is not a SQLite database; point --db at a SQLite file".to_string(),
         Some(ErrorCode::CannotOpen) => "cannot open the file; check that its folder exists and is writable".to_string(),
-        Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => "the file is read-only; check its permissions".to_string(),
+        Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
+            "the file is read-only; check its permissions".to_string()
+        }
         _ => e.to_string(),
     };
     EngineError::Connect(format!("cannot open SQLite database '{}': {why}", path.display()))
@@ -182,7 +209,7 @@ impl ToSql for Value {
 /// from a concurrent DELETE+INSERT is retried too, as sysbench's pgsql driver does.
 fn db_error(e: &rusqlite::Error) -> DbError {
     let Some(code) = e.sqlite_error_code() else {
-        return DbError::fatal("SQLITE", e.to_string());
+        return DbError::fatal("SQLITE", message_of(e));
     };
     let (name, action) = match code {
         ErrorCode::DatabaseBusy => ("SQLITE_BUSY", ErrorAction::Retry),
@@ -193,7 +220,17 @@ fn db_error(e: &rusqlite::Error) -> DbError {
         ErrorCode::ReadOnly => ("SQLITE_READONLY", ErrorAction::Fatal),
         _ => ("SQLITE_ERROR", ErrorAction::Fatal),
     };
-    DbError { code: name.to_string(), message: e.to_string(), action }
+    DbError { code: name.to_string(), message: message_of(e), action }
+}
+
+/// SQLite's own message, on one line (rusqlite appends the whole SQL text to syntax errors).
+fn message_of(e: &rusqlite::Error) -> String {
+    let msg = match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        other => other.to_string(),
+    };
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn constraint_action(e: &rusqlite::Error) -> ErrorAction {

@@ -21,6 +21,8 @@ pub struct SqliteTarget {
     /// Create the file if it is missing (prepare); `run` and `cleanup` refuse a missing file.
     pub create: bool,
     pub busy_timeout_ms: u64,
+    /// Append every executed statement, parameters inlined by SQLite, to this file.
+    pub sql_log: Option<PathBuf>,
 }
 
 /// Driver options that come with the target rather than the workload.
@@ -29,11 +31,13 @@ pub struct SqliteTarget {
 pub struct TargetOptions {
     pub create: bool,
     pub sqlite_busy_timeout_ms: u64,
+    /// Debugging: log every statement the server executes (slows the run).
+    pub sql_log: Option<PathBuf>,
 }
 
 impl Default for TargetOptions {
     fn default() -> Self {
-        Self { create: false, sqlite_busy_timeout_ms: 5000 }
+        Self { create: false, sqlite_busy_timeout_ms: 5000, sql_log: None }
     }
 }
 
@@ -50,6 +54,7 @@ impl Target {
                     path: PathBuf::from(path),
                     create: opts.create,
                     busy_timeout_ms: opts.sqlite_busy_timeout_ms,
+                    sql_log: opts.sql_log.clone(),
                 }))
             }
             "fake" => Ok(Target::Fake(FakeTarget::parse(rest)?)),
@@ -57,6 +62,12 @@ impl Target {
                 "--db {scheme}://... is not supported by this build yet; use --db sqlite:///path.db"
             ))),
             _ => Err(bad_url(url)),
+        }
+    }
+
+    pub fn dialect(&self) -> super::Dialect {
+        match self {
+            Target::Sqlite(_) | Target::Fake(_) => super::Dialect::Sqlite,
         }
     }
 

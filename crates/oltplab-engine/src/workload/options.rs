@@ -12,10 +12,18 @@ use crate::error::{EngineError, Result};
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum OptKind {
-    Int { min: i64, max: i64 },
-    Float { min: f64, max: f64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Float {
+        min: f64,
+        max: f64,
+    },
     Bool,
-    Str { choices: &'static [&'static str] },
+    Str {
+        choices: &'static [&'static str],
+    },
     /// A comma-separated list, kept as text (e.g. `--percentile 50,95,99`).
     List,
 }
@@ -40,7 +48,12 @@ impl OptDef {
     pub fn bool(name: &'static str, default: bool, help: &'static str) -> Self {
         Self { name, kind: OptKind::Bool, default: default.into(), help }
     }
-    pub fn choice(name: &'static str, default: &'static str, choices: &'static [&'static str], help: &'static str) -> Self {
+    pub fn choice(
+        name: &'static str,
+        default: &'static str,
+        choices: &'static [&'static str],
+        help: &'static str,
+    ) -> Self {
         Self { name, kind: OptKind::Str { choices }, default: default.into(), help }
     }
     pub fn list(name: &'static str, default: &'static str, help: &'static str) -> Self {

@@ -1,0 +1,48 @@
+# oltplab developer commands. `make test` is what CI runs: it installs what the
+# tests need, builds the engine into .venv, runs every lint and every test.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+VENV ?= .venv
+BIN := $(VENV)/bin
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: help install build-dev build-release format lint test-rust test-py test
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-14s %s\n",$$1,$$2}'
+
+$(BIN)/python:
+	python3 -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+install: $(BIN)/python ## create .venv and install the build and dev tools
+	$(BIN)/python -m pip install -q "maturin>=1.7,<2"
+
+build-dev: install ## compile the engine (debug) into .venv, with the dev extras
+	$(BIN)/maturin develop -q --extras dev
+
+build-release: install ## compile the engine optimised into .venv (for real measurements)
+	$(BIN)/maturin develop -q --release --extras dev
+
+format: ## rustfmt + ruff format + ruff --fix
+	cargo fmt --all
+	$(BIN)/ruff format python tests
+	$(BIN)/ruff check --fix python tests
+
+lint: build-dev ## rustfmt --check, clippy -D warnings, ruff, mypy --strict, stubtest
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(BIN)/ruff check python tests
+	$(BIN)/ruff format --check python tests
+	$(BIN)/mypy
+	$(BIN)/python -m mypy.stubtest oltplab._core
+
+test-rust: ## engine unit and integration tests
+	cargo test -p oltplab-engine
+
+test-py: build-dev ## pytest (real SQLite files; exit code 5, no tests, fails)
+	$(BIN)/pytest
+
+test: lint test-rust test-py ## everything CI runs

@@ -1,0 +1,16 @@
+//! The executor: prepare, run and cleanup over a workload and a driver.
+
+mod connect;
+mod prepare;
+mod progress;
+mod run;
+mod spec;
+mod stop;
+mod worker;
+
+pub use prepare::{cleanup, prepare};
+pub use progress::{EncodedHistogram, IntervalReport, Progress, Sink};
+pub use run::run;
+pub use spec::{LoadShape, Resolved, Spec};
+pub use stop::Stop;
+pub use worker::WorkerTotals;

@@ -1,0 +1,87 @@
+//! prepare and cleanup: sysbench's parallel table load (worker `t` builds tables
+//! t+1, t+1+threads, ...) and the serial drop.
+
+use std::time::Instant;
+
+use tokio::task::JoinSet;
+
+use super::connect::open_one;
+use super::progress::{Progress, Sink};
+use super::spec::{Resolved, Spec};
+use super::stop::Stop;
+use crate::error::{EngineError, Result};
+use crate::rand::Rng;
+use crate::result::PrepareResult;
+use crate::workload::PrepareEvent;
+
+pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResult> {
+    let Resolved { workload, load, target, options } = spec.resolve()?;
+    let started = Instant::now();
+    let mut probe = open_one(&target, &[]).await?;
+    let server_version = probe.server_version().await.unwrap_or_default();
+    drop(probe);
+    let tables = workload.prepare_units();
+    let workers = load.threads.min(tables).max(1);
+    let workload = std::sync::Arc::new(workload);
+    let mut tasks = JoinSet::new();
+    for t in 0..workers {
+        let (workload, target, sink) = (workload.clone(), target.clone(), sink.clone());
+        tasks.spawn(async move {
+            let mut conn = open_one(&target, &[]).await?;
+            let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
+            for table in (t + 1..=tables).step_by(workers) {
+                // One stream per table: the data do not depend on --threads.
+                let mut rng = Rng::for_stream(load.rand_seed, 1_000_000 + table as u64);
+                workload.prepare_unit(&mut conn, table, &mut rng, &mut progress).await?;
+            }
+            Ok::<(), EngineError>(())
+        });
+    }
+    let mut user_stop = stop.clone();
+    loop {
+        tokio::select! {
+            joined = tasks.join_next() => match joined {
+                None => break,
+                Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) => return Err(e),
+                Some(Err(e)) => return Err(EngineError::Internal(format!("prepare task failed: {e}"))),
+            },
+            () = user_stop.stopped() => {
+                tasks.abort_all();
+                return Err(EngineError::Driver("prepare interrupted; the data are incomplete, run prepare again".into()));
+            }
+        }
+    }
+    Ok(PrepareResult {
+        workload: workload.name().to_string(),
+        options,
+        driver: target.driver_name().to_string(),
+        server_version,
+        tables,
+        duration_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+pub async fn cleanup(spec: &Spec, sink: &Sink) -> Result<PrepareResult> {
+    let Resolved { workload, target, options, .. } = spec.resolve()?;
+    let started = Instant::now();
+    let mut conn = open_one(&target, &[]).await?;
+    let server_version = conn.server_version().await.unwrap_or_default();
+    let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
+    workload.cleanup(&mut conn, &mut progress).await?;
+    Ok(PrepareResult {
+        workload: workload.name().to_string(),
+        options,
+        driver: target.driver_name().to_string(),
+        server_version,
+        tables: workload.prepare_units(),
+        duration_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn to_progress(e: PrepareEvent) -> Progress {
+    match e {
+        PrepareEvent::Message(text) => Progress::Message { text },
+        PrepareEvent::Rows { table, done, total } => Progress::Rows { table, done, total },
+    }
+}

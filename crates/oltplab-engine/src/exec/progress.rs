@@ -1,0 +1,72 @@
+//! Progress events the engine emits while it works: a few a second at most,
+//! never one per query. The binding forwards them to Python as JSON.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::stats::LatencySummary;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum Progress {
+    Message { text: String },
+    Rows { table: usize, done: u64, total: u64 },
+    Started { threads: usize, connect_s: f64, started_at: f64 },
+    Interval(IntervalReport),
+}
+
+/// One interval of a run, as intervals.csv and latency.hlog store it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalReport {
+    /// End of the interval, seconds since the run started.
+    pub t_s: f64,
+    pub interval_s: f64,
+    pub threads_running: usize,
+    pub transactions: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub errors_by_code: BTreeMap<String, u64>,
+    pub latency_ns: LatencySummary,
+    pub histograms: Vec<EncodedHistogram>,
+}
+
+/// One hlog line's worth of histogram.
+#[derive(Debug, Clone, Serialize)]
+pub struct EncodedHistogram {
+    /// None for transactions; the statement kind otherwise.
+    pub tag: Option<String>,
+    pub start_s: f64,
+    pub interval_s: f64,
+    pub max_ns: u64,
+    pub encoded: String,
+}
+
+/// Where progress goes. Sending never blocks the load; a closed receiver is ignored.
+#[derive(Clone)]
+pub struct Sink(Option<mpsc::UnboundedSender<Progress>>);
+
+impl Sink {
+    pub fn new(tx: mpsc::UnboundedSender<Progress>) -> Self {
+        Self(Some(tx))
+    }
+
+    /// A sink that drops everything (tests, library callers that do not care).
+    pub fn none() -> Self {
+        Self(None)
+    }
+
+    pub fn send(&self, p: Progress) {
+        if let Some(tx) = &self.0 {
+            let _ = tx.send(p);
+        }
+    }
+
+    pub fn message(&self, text: impl Into<String>) {
+        self.send(Progress::Message { text: text.into() });
+    }
+}

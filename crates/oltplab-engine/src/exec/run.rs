@@ -1,0 +1,212 @@
+//! A closed-loop run: connect, start the workers together, drain the recorders
+//! at every interval boundary, and assemble the result.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::task::JoinSet;
+
+use super::connect::open_all;
+use super::progress::{EncodedHistogram, IntervalReport, Progress, Sink};
+use super::spec::{Resolved, Spec};
+use super::stop::Stop;
+use super::worker::{run_worker, Shared, WorkerTotals};
+use crate::driver::Conn;
+use crate::error::{EngineError, Result};
+use crate::rand::Rng;
+use crate::result::{RunResult, StopReason};
+use crate::stats::{encode_base64, LatencySummary, Recorders, Snapshot};
+use crate::workload::WorkerInfo;
+
+/// Recorder shards: a few per core is enough to keep lock contention negligible.
+fn shard_count(threads: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    threads.min(4 * cores).max(1)
+}
+
+pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
+    let Resolved { workload, load, target, options } = spec.resolve()?;
+    let statements = workload.statements(target.dialect());
+    let sqls: Vec<String> = statements.iter().map(|(sql, _)| sql.clone()).collect();
+
+    let connect_start = Instant::now();
+    let mut first = super::connect::open_one(&target, &[]).await?;
+    workload.check(&mut first).await?;
+    let server_version = first.server_version().await.unwrap_or_default();
+    drop(first);
+    let conns = open_all(&target, load.threads, &sqls).await?;
+    let connect_s = connect_start.elapsed().as_secs_f64();
+
+    let kinds = workload.kinds();
+    let start = Instant::now();
+    let started_at = epoch_s(SystemTime::now());
+    let shared = Arc::new(Shared {
+        recorders: Recorders::new(shard_count(load.threads), kinds.len()),
+        stmt_kinds: statements.iter().map(|(_, k)| *k).collect(),
+        deadline: (load.time_s > 0.0).then(|| start + Duration::from_secs_f64(load.time_s)),
+        max_events: load.events,
+        events_started: AtomicU64::new(0),
+        running: AtomicUsize::new(load.threads),
+        stop: stop.clone(),
+        fatal: Mutex::new(None),
+        interrupted: AtomicBool::new(false),
+        workload,
+    });
+    sink.send(Progress::Started { threads: load.threads, connect_s, started_at });
+
+    let mut workers = JoinSet::new();
+    for (id, conn) in conns.into_iter().enumerate() {
+        let rng = Rng::for_stream(load.rand_seed, id as u64 + 1);
+        let info = WorkerInfo { id, count: load.threads };
+        workers.spawn(run_worker(Arc::clone(&shared), conn, rng, info));
+    }
+
+    let interval = Duration::from_secs_f64(load.interval_s());
+    let mut reporter = Reporter::new(start, kinds.iter().map(|k| (*k).to_string()).collect(), load.percentile);
+    let mut next_tick = start + interval;
+    let mut user_stop = stop.clone();
+    let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
+    loop {
+        tokio::select! {
+            joined = workers.join_next() => match joined {
+                Some(Ok(t)) => totals.push(t),
+                Some(Err(e)) => super::worker::fail(&shared, format!("a worker panicked: {e}")),
+                None => break,
+            },
+            () = tokio::time::sleep_until(next_tick.into()) => {
+                sink.send(Progress::Interval(reporter.interval(&shared)));
+                next_tick += interval;
+            }
+            () = user_stop.stopped(), if !shared.interrupted.load(Ordering::Relaxed) => {
+                if shared.fatal.lock().expect("fatal lock").is_none() {
+                    shared.interrupted.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    let duration_s = start.elapsed().as_secs_f64();
+    // The last, partial interval: nothing measured is dropped.
+    if reporter.last_s < duration_s - 1e-6 || reporter.intervals == 0 {
+        sink.send(Progress::Interval(reporter.interval(&shared)));
+    }
+
+    let error = shared.fatal.lock().expect("fatal lock").clone();
+    let stop_reason = if error.is_some() {
+        StopReason::Error
+    } else if shared.interrupted.load(Ordering::Relaxed) {
+        StopReason::Interrupted
+    } else if load.events > 0 && shared.events_started.load(Ordering::Relaxed) >= load.events {
+        StopReason::Events
+    } else {
+        StopReason::Time
+    };
+    let total = reporter.total;
+    Ok(RunResult {
+        workload: shared.workload.name().to_string(),
+        options,
+        driver: target.driver_name().to_string(),
+        server_version,
+        complete: matches!(stop_reason, StopReason::Time | StopReason::Events),
+        error,
+        stop_reason,
+        started_at,
+        ended_at: epoch_s(SystemTime::now()),
+        connect_s,
+        duration_s,
+        latency_ns: LatencySummary::new(&total.transactions, &total.counts, load.percentile),
+        histograms: std::iter::once((String::new(), encode_base64(&total.transactions)))
+            .chain(
+                kinds
+                    .iter()
+                    .zip(&total.kinds)
+                    .filter(|(_, h)| h.len() > 0)
+                    .map(|(k, h)| ((*k).to_string(), encode_base64(h))),
+            )
+            .collect(),
+        histogram_ms: load.histogram.then(|| crate::stats::sysbench_buckets_ms(&total.transactions)),
+        transactions: total.counts.transactions,
+        queries: total.counts.queries_doc(),
+        errors: total.counts.errors_doc(),
+        reconnects: total.counts.reconnects,
+        saturated: total.counts.saturated,
+        threads: totals,
+        interval_s: load.interval_s(),
+    })
+}
+
+pub fn epoch_s(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Turns recorder drains into interval reports and keeps the run's totals.
+struct Reporter {
+    start: Instant,
+    kinds: Vec<String>,
+    percentile: f64,
+    last_s: f64,
+    intervals: u64,
+    total: Snapshot,
+}
+
+impl Reporter {
+    fn new(start: Instant, kinds: Vec<String>, percentile: f64) -> Self {
+        let total = Snapshot::new(kinds.len());
+        Self { start, kinds, percentile, last_s: 0.0, intervals: 0, total }
+    }
+
+    fn interval(&mut self, shared: &Shared) -> IntervalReport {
+        let snap = shared.recorders.drain();
+        let t_s = self.start.elapsed().as_secs_f64();
+        let (start_s, interval_s) = (self.last_s, t_s - self.last_s);
+        let encode = |tag: Option<String>, h: &crate::stats::Histogram| EncodedHistogram {
+            tag,
+            start_s,
+            interval_s,
+            max_ns: h.max(),
+            encoded: encode_base64(h),
+        };
+        let mut histograms = vec![encode(None, &snap.transactions)];
+        for (kind, h) in self.kinds.iter().zip(&snap.kinds) {
+            if h.len() > 0 {
+                histograms.push(encode(Some(kind.clone()), h));
+            }
+        }
+        let c = &snap.counts;
+        let report = IntervalReport {
+            t_s,
+            interval_s,
+            threads_running: shared.running.load(Ordering::Relaxed),
+            transactions: c.transactions,
+            reads: c.reads,
+            writes: c.writes,
+            others: c.others,
+            errors: c.errors,
+            reconnects: c.reconnects,
+            errors_by_code: c.errors_by_code.clone(),
+            latency_ns: LatencySummary::new(&snap.transactions, c, self.percentile),
+            histograms,
+        };
+        self.total.merge(&snap);
+        self.last_s = t_s;
+        self.intervals += 1;
+        report
+    }
+}
+
+impl Conn {
+    /// The server's version string (SQLite's library version for SQLite).
+    pub async fn server_version(&mut self) -> Result<String> {
+        let sql = match self.dialect() {
+            crate::driver::Dialect::Sqlite => "SELECT sqlite_version()",
+            crate::driver::Dialect::Mysql => "SELECT VERSION()",
+            crate::driver::Dialect::Postgres => "SHOW server_version",
+        };
+        let r = self.query(sql, crate::driver::Fetch::Rows).await.map_err(|e| EngineError::Driver(e.to_string()))?;
+        Ok(match r.rows.first().and_then(|row| row.first()) {
+            Some(crate::driver::Value::Text(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        })
+    }
+}

@@ -1,0 +1,117 @@
+//! The JSON spec that comes in, and its validation into what the executor runs.
+
+use serde::Deserialize;
+
+use crate::driver::{Target, TargetOptions};
+use crate::error::Result;
+use crate::workload::options::{OptDef, Options};
+use crate::workload::Workload;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub workload: String,
+    pub db: String,
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    pub target: TargetOptions,
+}
+
+/// How the load is shaped: sysbench's general options.
+#[derive(Debug, Clone)]
+pub struct LoadShape {
+    pub threads: usize,
+    /// 0: no time limit.
+    pub time_s: f64,
+    /// 0: no event limit.
+    pub events: u64,
+    /// Length of an interval in intervals.csv and the hlog (and of the printed lines).
+    pub report_interval_s: f64,
+    /// The percentile sysbench prints (0 disables it).
+    pub percentile: f64,
+    pub histogram: bool,
+    pub rand_seed: u64,
+}
+
+impl LoadShape {
+    /// sysbench's general options, with oltplab's defaults where they differ (report_interval).
+    pub fn defs() -> Vec<OptDef> {
+        vec![
+            OptDef::int("threads", 1, 1, 1_000_000, "number of threads (connections) to use"),
+            OptDef::float("time", 10.0, 0.0, 1e9, "limit for total execution time in seconds; 0: no limit"),
+            OptDef::int("events", 0, 0, i64::MAX, "limit for total number of events; 0: no limit"),
+            OptDef::float(
+                "report_interval",
+                1.0,
+                0.0,
+                86_400.0,
+                "report intermediate statistics every N seconds (sub-second allowed); 0 disables the printed \
+                 lines, the run directory then keeps 1-second intervals",
+            ),
+            OptDef::float(
+                "percentile",
+                95.0,
+                0.0,
+                100.0,
+                "percentile to print in latency statistics (0-100, fractions allowed); 0 disables it",
+            ),
+            OptDef::bool("histogram", false, "print the latency histogram in the report"),
+        ]
+    }
+
+    fn from_options(o: &Options) -> Self {
+        Self {
+            threads: o.uint("threads") as usize,
+            time_s: o.float("time"),
+            events: o.uint("events"),
+            report_interval_s: o.float("report_interval"),
+            percentile: o.float("percentile"),
+            histogram: o.flag("histogram"),
+            rand_seed: o.uint("rand_seed"),
+        }
+    }
+
+    /// The interval length actually recorded.
+    pub fn interval_s(&self) -> f64 {
+        if self.report_interval_s > 0.0 {
+            self.report_interval_s.max(0.01)
+        } else {
+            1.0
+        }
+    }
+}
+
+/// A validated spec.
+pub struct Resolved {
+    pub workload: Workload,
+    pub load: LoadShape,
+    pub target: Target,
+    pub options: Options,
+}
+
+impl Spec {
+    pub fn from_json(json: &str) -> Result<Self> {
+        Ok(serde_json::from_str(json)?)
+    }
+
+    pub fn resolve(&self) -> Result<Resolved> {
+        let mut defs = LoadShape::defs();
+        defs.extend(Workload::defs(&self.workload)?);
+        let mut options = Options::parse(&defs, &self.options, &self.workload)?;
+        let mut load = LoadShape::from_options(&options);
+        if load.rand_seed == 0 {
+            // sysbench seeds from the clock when --rand-seed is 0; record the seed used so the run can be repeated.
+            load.rand_seed = clock_seed();
+        }
+        options.force("rand_seed", load.rand_seed);
+        let workload = Workload::new(&self.workload, &options, load.threads)?;
+        let target = Target::parse(&self.db, &self.target)?;
+        Ok(Resolved { workload, load, target, options })
+    }
+}
+
+fn clock_seed() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    (now.as_secs() << 20) ^ u64::from(now.subsec_nanos())
+}

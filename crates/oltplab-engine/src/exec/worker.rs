@@ -1,0 +1,128 @@
+//! One connection's closed loop: run events back to back until a limit, retrying
+//! an event after an ignorable error (with an explicit ROLLBACK first, which
+//! sysbench omits) and reconnecting after a lost connection.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::driver::{Conn, ErrorAction, Fetch};
+use crate::rand::Rng;
+use crate::stats::Recorders;
+use crate::workload::{EventCtx, WorkerInfo, Workload};
+
+use super::stop::Stop;
+
+/// What all workers share.
+pub struct Shared {
+    pub workload: Workload,
+    pub recorders: Recorders,
+    pub stmt_kinds: Vec<usize>,
+    pub deadline: Option<Instant>,
+    /// 0: no limit.
+    pub max_events: u64,
+    pub events_started: AtomicU64,
+    pub running: AtomicUsize,
+    pub stop: Stop,
+    /// The first fatal error; it stops the run.
+    pub fatal: Mutex<Option<String>>,
+    pub interrupted: std::sync::atomic::AtomicBool,
+}
+
+/// What one worker hands back: sysbench's "Threads fairness" inputs.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct WorkerTotals {
+    pub events: u64,
+    pub latency_sum_ns: u64,
+}
+
+pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worker: WorkerInfo) -> WorkerTotals {
+    let shard = shared.recorders.shard_of(worker.id);
+    let mut state = shared.workload.worker_state(worker);
+    let mut totals = WorkerTotals::default();
+    let mut stop = shared.stop.clone();
+    loop {
+        if stop.is_stopped() || shared.deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if shared.max_events > 0 && shared.events_started.fetch_add(1, Ordering::Relaxed) >= shared.max_events {
+            break;
+        }
+        let start = Instant::now();
+        let mut ctx = EventCtx::new(&mut conn, &mut rng, worker, &shared.stmt_kinds);
+        let outcome = tokio::select! {
+            biased;
+            () = stop.stopped() => None,
+            ok = run_event(&shared, &mut ctx, &mut state, shard) => Some(ok),
+        };
+        let latency_ns = start.elapsed().as_nanos() as u64;
+        match outcome {
+            Some(true) => {
+                shared.recorders.record_event(shard, latency_ns, ctx.tally, &ctx.stmt_latencies_ns);
+                totals.events += 1;
+                totals.latency_sum_ns += latency_ns;
+            }
+            // Interrupted or fatal: the event is not counted, its queries are.
+            _ => {
+                shared.recorders.record_queries(shard, ctx.tally);
+                break;
+            }
+        }
+    }
+    if shared.fatal.lock().expect("fatal lock").is_none() && !shared.interrupted.load(Ordering::Relaxed) {
+        let mut ctx = EventCtx::new(&mut conn, &mut rng, worker, &shared.stmt_kinds);
+        if let Err(e) = shared.workload.finish(&mut ctx, &mut state).await {
+            fail(&shared, format!("finishing the workload failed: {e}"));
+        }
+        shared.recorders.record_queries(shard, ctx.tally);
+    }
+    shared.running.fetch_sub(1, Ordering::Relaxed);
+    totals
+}
+
+/// Runs one event to success (true) or to a fatal error (false).
+async fn run_event(
+    shared: &Shared,
+    ctx: &mut EventCtx<'_>,
+    state: &mut crate::workload::WorkerState,
+    shard: usize,
+) -> bool {
+    loop {
+        let Err(e) = shared.workload.event(ctx, state).await else { return true };
+        match e.action {
+            ErrorAction::Retry => {
+                shared.recorders.record_error(shard, &e.code, false);
+                // The transaction may be half done (a lock wait timeout rolls back one statement only).
+                let _ = ctx.conn.query("ROLLBACK", Fetch::Discard).await;
+            }
+            ErrorAction::Reconnect => {
+                shared.recorders.record_error(shard, &e.code, true);
+                reconnect(ctx.conn, &shared.stop).await;
+            }
+            ErrorAction::Fatal => {
+                fail(shared, format!("{e} in {}", shared.workload.name()));
+                return false;
+            }
+        }
+    }
+}
+
+/// Retries until the server is back or the run stops.
+async fn reconnect(conn: &mut Conn, stop: &Stop) {
+    let mut backoff = Duration::from_millis(1);
+    while !stop.is_stopped() {
+        if conn.reconnect().await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_millis(100));
+    }
+}
+
+pub fn fail(shared: &Shared, message: String) {
+    let mut fatal = shared.fatal.lock().expect("fatal lock");
+    if fatal.is_none() {
+        *fatal = Some(message);
+    }
+    shared.stop.stop();
+}

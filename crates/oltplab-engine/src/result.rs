@@ -1,0 +1,87 @@
+//! The result documents the engine hands back (as JSON) to its caller.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::exec::WorkerTotals;
+use crate::stats::{Counts, LatencySummary};
+use crate::workload::options::Options;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StopReason {
+    Time,
+    Events,
+    Interrupted,
+    Error,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub workload: String,
+    /// Every option value, defaults filled in (rand_seed: the seed actually used).
+    pub options: Options,
+    pub driver: String,
+    pub server_version: String,
+    /// False when interrupted or stopped by an error.
+    pub complete: bool,
+    pub stop_reason: StopReason,
+    pub error: Option<String>,
+    /// Seconds since the Unix epoch.
+    pub started_at: f64,
+    pub ended_at: f64,
+    /// Opening and preparing the connections (not part of the measured time).
+    pub connect_s: f64,
+    /// sysbench's "total time": from the start of the load to the last worker's end.
+    pub duration_s: f64,
+    pub interval_s: f64,
+    pub transactions: u64,
+    pub queries: Queries,
+    pub errors: Errors,
+    pub reconnects: u64,
+    /// Latencies longer than an hour, recorded at one hour in the histograms.
+    pub saturated: u64,
+    pub latency_ns: LatencySummary,
+    /// Whole-run histograms, V2 compressed base64: "" for transactions, statement kinds otherwise.
+    pub histograms: BTreeMap<String, String>,
+    /// sysbench's `--histogram` rows (value in ms, count), when asked for.
+    pub histogram_ms: Option<Vec<(f64, u64)>>,
+    /// Per connection, for sysbench's "Threads fairness".
+    pub threads: Vec<WorkerTotals>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PrepareResult {
+    pub workload: String,
+    pub options: Options,
+    pub driver: String,
+    pub server_version: String,
+    pub tables: usize,
+    pub duration_s: f64,
+}
+
+/// Queries as sysbench classifies them (by result).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Queries {
+    pub read: u64,
+    pub write: u64,
+    pub other: u64,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Errors {
+    pub total: u64,
+    pub by_code: BTreeMap<String, u64>,
+}
+
+impl Counts {
+    pub fn queries_doc(&self) -> Queries {
+        Queries { read: self.reads, write: self.writes, other: self.others, total: self.queries() }
+    }
+
+    pub fn errors_doc(&self) -> Errors {
+        Errors { total: self.errors, by_code: self.errors_by_code.clone() }
+    }
+}

@@ -1,0 +1,11 @@
+//! Measurement: bounded HdrHistograms, sharded recorders merged at interval
+//! boundaries, and latency summaries. Percentiles always come from merged
+//! histograms, never from averaged percentiles.
+
+mod histogram;
+mod recorder;
+mod summary;
+
+pub use histogram::{encode_base64, new_histogram, sysbench_buckets_ms, Histogram, HIGHEST_NS};
+pub use recorder::{Counts, Recorders, Snapshot};
+pub use summary::LatencySummary;

@@ -1,0 +1,187 @@
+//! Sharded recorders. Connections share a few shards (not one histogram each) so
+//! that 10,000 connections cost a few MB; a shard's lock is held for a few
+//! nanoseconds per event and is almost never contended.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use super::histogram::{new_histogram, Histogram, HIGHEST_NS};
+use crate::workload::Tally;
+
+/// Exact counters of an interval or a whole run.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    pub transactions: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub errors_by_code: BTreeMap<String, u64>,
+    pub latency_sum_ns: u64,
+    /// u64::MAX until the first transaction.
+    pub latency_min_ns: u64,
+    pub latency_max_ns: u64,
+    /// Latencies above [`HIGHEST_NS`], recorded at the top value.
+    pub saturated: u64,
+}
+
+impl Counts {
+    fn empty() -> Self {
+        Self { latency_min_ns: u64::MAX, ..Self::default() }
+    }
+
+    pub fn merge(&mut self, o: &Counts) {
+        self.transactions += o.transactions;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.others += o.others;
+        self.errors += o.errors;
+        self.reconnects += o.reconnects;
+        for (code, n) in &o.errors_by_code {
+            *self.errors_by_code.entry(code.clone()).or_default() += n;
+        }
+        self.latency_sum_ns += o.latency_sum_ns;
+        self.latency_min_ns = self.latency_min_ns.min(o.latency_min_ns);
+        self.latency_max_ns = self.latency_max_ns.max(o.latency_max_ns);
+        self.saturated += o.saturated;
+    }
+
+    pub fn queries(&self) -> u64 {
+        self.reads + self.writes + self.others
+    }
+}
+
+/// What one shard (or all shards merged) recorded since the last drain.
+pub struct Snapshot {
+    pub transactions: Histogram,
+    pub kinds: Vec<Histogram>,
+    pub counts: Counts,
+}
+
+impl Snapshot {
+    pub fn new(kinds: usize) -> Self {
+        Self {
+            transactions: new_histogram(),
+            kinds: (0..kinds).map(|_| new_histogram()).collect(),
+            counts: Counts::empty(),
+        }
+    }
+
+    /// Adds `o` into `self`. Histograms of one shape always merge.
+    pub fn merge(&mut self, o: &Snapshot) {
+        self.transactions.add(&o.transactions).expect("same-shape histograms merge");
+        for (mine, theirs) in self.kinds.iter_mut().zip(&o.kinds) {
+            mine.add(theirs).expect("same-shape histograms merge");
+        }
+        self.counts.merge(&o.counts);
+    }
+
+    fn reset(&mut self) {
+        self.transactions.reset();
+        self.kinds.iter_mut().for_each(Histogram::reset);
+        self.counts = Counts::empty();
+    }
+}
+
+pub struct Recorders {
+    shards: Vec<Mutex<Snapshot>>,
+    kinds: usize,
+}
+
+impl Recorders {
+    pub fn new(shards: usize, kinds: usize) -> Self {
+        Self { shards: (0..shards.max(1)).map(|_| Mutex::new(Snapshot::new(kinds))).collect(), kinds }
+    }
+
+    /// The shard a connection records into.
+    pub fn shard_of(&self, worker: usize) -> usize {
+        worker % self.shards.len()
+    }
+
+    pub fn record_event(&self, shard: usize, latency_ns: u64, tally: Tally, stmt_latencies_ns: &[(usize, u64)]) {
+        let mut s = self.shards[shard].lock().expect("recorder lock");
+        let c = &mut s.counts;
+        c.transactions += 1;
+        c.reads += tally.reads;
+        c.writes += tally.writes;
+        c.others += tally.others;
+        c.latency_sum_ns += latency_ns;
+        c.latency_min_ns = c.latency_min_ns.min(latency_ns);
+        c.latency_max_ns = c.latency_max_ns.max(latency_ns);
+        if latency_ns > HIGHEST_NS {
+            c.saturated += 1;
+        }
+        s.transactions.saturating_record(latency_ns);
+        for &(kind, ns) in stmt_latencies_ns {
+            s.kinds[kind].saturating_record(ns);
+        }
+    }
+
+    /// Queries of an event that is abandoned (interrupted or fatal) still count, as in sysbench.
+    pub fn record_queries(&self, shard: usize, tally: Tally) {
+        let mut s = self.shards[shard].lock().expect("recorder lock");
+        s.counts.reads += tally.reads;
+        s.counts.writes += tally.writes;
+        s.counts.others += tally.others;
+    }
+
+    pub fn record_error(&self, shard: usize, code: &str, reconnect: bool) {
+        let mut s = self.shards[shard].lock().expect("recorder lock");
+        s.counts.errors += 1;
+        *s.counts.errors_by_code.entry(code.to_owned()).or_default() += 1;
+        if reconnect {
+            s.counts.reconnects += 1;
+        }
+    }
+
+    /// Merges every shard into one snapshot and resets them: the interval boundary.
+    pub fn drain(&self) -> Snapshot {
+        let mut out = Snapshot::new(self.kinds);
+        for shard in &self.shards {
+            let mut s = shard.lock().expect("recorder lock");
+            out.merge(&s);
+            s.reset();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drain_merges_shards_and_resets_them() {
+        let r = Recorders::new(3, 2);
+        let tally = Tally { reads: 2, writes: 1, others: 0 };
+        for w in 0..6 {
+            r.record_event(r.shard_of(w), 1_000 * (w as u64 + 1), tally, &[(1, 500)]);
+        }
+        r.record_error(0, "SQLITE_BUSY", false);
+        let s = r.drain();
+        assert_eq!(s.counts.transactions, 6);
+        assert_eq!(s.counts.reads, 12);
+        assert_eq!(s.counts.latency_min_ns, 1_000);
+        assert_eq!(s.counts.latency_max_ns, 6_000);
+        assert_eq!(s.transactions.len(), 6);
+        assert_eq!(s.kinds[1].len(), 6);
+        assert_eq!(s.kinds[0].len(), 0);
+        assert_eq!(s.counts.errors_by_code["SQLITE_BUSY"], 1);
+        let again = r.drain();
+        assert_eq!(again.counts.transactions, 0);
+        assert_eq!(again.transactions.len(), 0);
+    }
+
+    #[test]
+    fn latencies_above_an_hour_saturate_and_are_counted() {
+        let r = Recorders::new(1, 0);
+        r.record_event(0, HIGHEST_NS * 2, Tally::default(), &[]);
+        let s = r.drain();
+        assert_eq!(s.counts.saturated, 1);
+        assert_eq!(s.transactions.len(), 1);
+        assert_eq!(s.counts.latency_max_ns, HIGHEST_NS * 2);
+    }
+}

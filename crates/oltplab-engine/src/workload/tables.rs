@@ -1,0 +1,120 @@
+//! What prepare, check and cleanup share across workloads: sysbench's multi-row
+//! INSERT buffer (`db_bulk_insert_*` in `db_driver.c`), the table check before a
+//! run, and the drop loop.
+
+use super::PrepareEvent;
+use crate::driver::{Conn, DbError, Fetch};
+use crate::error::{EngineError, Result};
+
+/// sysbench's `BULK_PACKET_SIZE`: a multi-row INSERT never exceeds it.
+pub const BULK_PACKET_SIZE_BYTES: usize = 512 * 1024;
+
+/// One multi-row `INSERT ... VALUES(..),(..)` under construction.
+#[derive(Debug, Clone)]
+pub struct BulkBuffer {
+    sql: String,
+    header_len: usize,
+    rows: u64,
+}
+
+impl BulkBuffer {
+    /// `header` ends in `VALUES`; rows follow it directly, joined by `,` (as sysbench sends them).
+    pub fn new(header: &str) -> Self {
+        let mut sql = String::with_capacity(BULK_PACKET_SIZE_BYTES);
+        sql.push_str(header);
+        Self { sql, header_len: header.len(), rows: 0 }
+    }
+
+    /// Must the buffer be sent before `row_len` more bytes go in? sysbench keeps
+    /// room for the comma and C's terminating NUL; a first row always goes in.
+    pub fn needs_flush_before(&self, row_len: usize) -> bool {
+        self.rows > 0 && self.sql.len() + row_len + 2 > BULK_PACKET_SIZE_BYTES
+    }
+
+    pub fn push(&mut self, row: &str) {
+        if self.rows > 0 {
+            self.sql.push(',');
+        }
+        self.sql.push_str(row);
+        self.rows += 1;
+    }
+
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    pub fn clear(&mut self) {
+        self.sql.truncate(self.header_len);
+        self.rows = 0;
+    }
+}
+
+/// Runs DDL during prepare; "already exists" means an earlier prepare left data behind.
+pub async fn run_ddl(conn: &mut Conn, sql: &str, workload: &str) -> Result<()> {
+    conn.query(sql, Fetch::Discard).await.map(|_| ()).map_err(|e| ddl_error(&e, sql, workload))
+}
+
+fn ddl_error(e: &DbError, sql: &str, workload: &str) -> EngineError {
+    let first_line = sql.lines().next().unwrap_or(sql);
+    if e.message.contains("already exists") {
+        return EngineError::NotPrepared(format!(
+            "'{first_line}' failed: {e}; run `oltplab cleanup {workload}` with the same --db and options first"
+        ));
+    }
+    EngineError::Driver(format!("'{first_line}' failed: {e}"))
+}
+
+/// Before a run: every table `sbtest1..=tables` answers a trivial SELECT.
+pub async fn check_tables(conn: &mut Conn, tables: usize, prepare_cmd: &str) -> Result<()> {
+    for t in 1..=tables {
+        if let Err(e) = conn.query(&format!("SELECT id FROM sbtest{t} LIMIT 1"), Fetch::Discard).await {
+            return Err(EngineError::NotPrepared(format!(
+                "table sbtest{t} is missing in the database ({e}); run `{prepare_cmd}` with the same --db first"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// sysbench's `cleanup()`: serial `DROP TABLE IF EXISTS`, one message per table.
+pub async fn drop_tables(
+    conn: &mut Conn,
+    tables: usize,
+    progress: &mut (dyn FnMut(PrepareEvent) + Send),
+) -> Result<()> {
+    for t in 1..=tables {
+        progress(PrepareEvent::Message(format!("Dropping table 'sbtest{t}'...")));
+        conn.query(&format!("DROP TABLE IF EXISTS sbtest{t}"), Fetch::Discard)
+            .await
+            .map_err(|e| EngineError::Driver(format!("cannot drop table sbtest{t}: {e}")))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bulk_buffer_flushes_before_512_kib() {
+        let mut b = BulkBuffer::new("INSERT INTO t VALUES");
+        let row = "x".repeat(1000);
+        assert!(!b.needs_flush_before(BULK_PACKET_SIZE_BYTES)); // the first row always goes in
+        let mut pushed = 0;
+        while !b.needs_flush_before(row.len()) {
+            b.push(&row);
+            pushed += 1;
+        }
+        assert!(b.sql().len() < BULK_PACKET_SIZE_BYTES);
+        // n rows take 20 + 1001n - 1 bytes, and the NUL needs one more.
+        assert_eq!(pushed, (BULK_PACKET_SIZE_BYTES - 20) / 1001);
+        assert!(b.sql().starts_with("INSERT INTO t VALUESx"));
+        assert_eq!(b.rows(), pushed as u64);
+        b.clear();
+        assert_eq!((b.sql(), b.rows()), ("INSERT INTO t VALUES", 0));
+    }
+}

@@ -1,0 +1,64 @@
+"""Stub of the compiled engine binding (crates/oltplab-py). Users import from `oltplab`.
+
+Everything crosses the boundary as JSON text: one spec in, one result out, and
+progress events (at most a few a second) through an optional callback.
+
+Spec (prepare, run, cleanup):
+    {"workload": "oltp_read_write",
+     "db": "sqlite:///path/to.db",
+     "options": {"threads": 8, "time": 10, "table-size": "10000", ...},  # names with - or _, values native or text
+     "target": {"create": false, "sqlite_busy_timeout_ms": 5000}}
+
+Progress events passed to `on_event` (JSON objects, "event" says which):
+    {"event": "message", "text": "Creating table 'sbtest1'..."}
+    {"event": "rows", "table": 1, "done": 5000, "total": 10000}
+    {"event": "started", "threads": 8, "connect_s": 0.12, "started_at": 1763700000.5}
+    {"event": "interval", "t_s": 2.0, "interval_s": 1.0, "threads_running": 8,
+     "transactions": 120, "reads": 1680, "writes": 480, "others": 240,
+     "errors": 0, "reconnects": 0, "errors_by_code": {"SQLITE_BUSY": 0},
+     "latency_ns": {"min": .., "mean": .., "p50": .., "p95": .., "p99": .., "max": .., "pct": ..},
+     "histograms": [{"tag": null | "point_selects", "start_s": 1.0, "interval_s": 1.0,
+                     "max_ns": 1234567, "encoded": "HISTFAAA..."}]}
+    (t_s is the interval's end in seconds since the run started; start_s its start;
+     "encoded" is a V2 compressed HdrHistogram in base64, values in nanoseconds;
+     tag null is the transaction histogram, other tags are statement kinds;
+     "pct" is the value at the --percentile option, 0 when that option is 0)
+
+Result of run (JSON object):
+    {"workload", "options" (every option, defaults filled), "driver", "server_version",
+     "complete": bool, "stop_reason": "time" | "events" | "interrupted" | "error",
+     "error": null | "message", "started_at": epoch s, "ended_at": epoch s,
+     "connect_s", "duration_s", "transactions",
+     "queries": {"read", "write", "other", "total"},
+     "errors": {"total", "by_code": {code: n}}, "reconnects",
+     "latency_ns": {"min", "mean", "max", "sum", "p50", "p95", "p99", "p99_9", "pct"},
+     "histograms": {"": "HISTF..." (transactions), "point_selects": "HISTF...", ...},
+     "threads": [{"events": n, "latency_sum_ns": n}, ...],
+     "histogram_ms": [[value_ms, count], ...]  (sysbench's log buckets; only with --histogram)}
+
+Result of prepare / cleanup: {"workload", "options", "driver", "server_version",
+     "tables": n, "duration_s": s}
+"""
+
+from collections.abc import Callable
+
+__version__: str
+
+def catalog() -> str:
+    """JSON: {"general": [opt...], "workloads": [{"name", "description", "options": [opt...]}]}.
+
+    Each opt: {"name", "type": "int"|"float"|"bool"|"str"|"list", "default", "help",
+    and "min"/"max" (int, float) or "choices" (str)}.
+    """
+
+def prepare(spec_json: str, on_event: Callable[[str], None] | None = None) -> str: ...
+def run(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
+    """Runs the load; Ctrl-C stops it and returns the partial result with stop_reason "interrupted"."""
+
+def cleanup(spec_json: str, on_event: Callable[[str], None] | None = None) -> str: ...
+
+class OltpLabError(Exception): ...
+class ConfigError(OltpLabError): ...
+class ConnectError(OltpLabError): ...
+class NotPreparedError(OltpLabError): ...
+class DriverError(OltpLabError): ...
