@@ -6,8 +6,9 @@ progress events (at most a few a second) through an optional callback.
 Spec (prepare, run, cleanup):
     {"workload": "oltp_read_write",
      "db": "sqlite:///path/to.db",
-     "options": {"threads": 8, "time": 10, "table-size": "10000", ...},  # names with - or _, values native or text
-     "target": {"create": false, "sqlite_busy_timeout_ms": 5000}}
+     "options": {"threads": 8, "time": 10, "table-size": "10000", ...},
+     "target": {"create": false, "sqlite_busy_timeout_ms": 5000, "sql_log": null}}
+    Option names take - or _; values are native or text.
 
 Progress events passed to `on_event` (JSON objects, "event" says which):
     {"event": "message", "text": "Creating table 'sbtest1'..."}
@@ -28,7 +29,7 @@ Result of run (JSON object):
     {"workload", "options" (every option, defaults filled), "driver", "server_version",
      "complete": bool, "stop_reason": "time" | "events" | "interrupted" | "error",
      "error": null | "message", "started_at": epoch s, "ended_at": epoch s,
-     "connect_s", "duration_s", "transactions",
+     "connect_s", "duration_s", "interval_s", "transactions", "saturated" (latencies over 1 h),
      "queries": {"read", "write", "other", "total"},
      "errors": {"total", "by_code": {code: n}}, "reconnects",
      "latency_ns": {"min", "mean", "max", "sum", "p50", "p95", "p99", "p99_9", "pct"},
@@ -42,6 +43,18 @@ Result of prepare / cleanup: {"workload", "options", "driver", "server_version",
 
 from collections.abc import Callable
 
+__all__ = [
+    "ConfigError",
+    "ConnectError",
+    "DriverError",
+    "NotPreparedError",
+    "OltpLabError",
+    "__version__",
+    "catalog",
+    "cleanup",
+    "prepare",
+    "run",
+]
 __version__: str
 
 def catalog() -> str:
@@ -53,7 +66,10 @@ def catalog() -> str:
 
 def prepare(spec_json: str, on_event: Callable[[str], None] | None = None) -> str: ...
 def run(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
-    """Runs the load; Ctrl-C stops it and returns the partial result with stop_reason "interrupted"."""
+    """Runs the load.
+
+    Ctrl-C stops it and returns the partial result with stop_reason "interrupted".
+    """
 
 def cleanup(spec_json: str, on_event: Callable[[str], None] | None = None) -> str: ...
 

@@ -20,7 +20,7 @@ pub enum StopReason {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
     pub workload: String,
-    /// Every option value, defaults filled in (rand_seed: the seed actually used).
+    /// Every option value, defaults filled in (`rand_seed`: the seed actually used).
     pub options: Options,
     pub driver: String,
     pub server_version: String,

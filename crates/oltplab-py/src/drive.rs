@@ -41,7 +41,9 @@ where
                     r = &mut fut => break r,
                     Some(p) = rx.recv() => deliver(on_event.as_ref(), &p, &mut callback_error, &stop),
                     _ = tick.tick() => {
-                        if Python::attach(|py| py.check_signals()).is_err() {
+                        #[allow(clippy::redundant_closure_for_method_calls)] // the closure is needed for the lifetime
+                        let interrupted = Python::attach(|py| py.check_signals()).is_err();
+                        if interrupted {
                             // KeyboardInterrupt: stop gracefully; the result reports "interrupted".
                             stop.stop();
                         }

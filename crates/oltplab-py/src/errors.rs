@@ -11,6 +11,7 @@ create_exception!(oltplab._core, ConnectError, OltpLabError, "The database could
 create_exception!(oltplab._core, NotPreparedError, OltpLabError, "The database lacks the workload's tables.");
 create_exception!(oltplab._core, DriverError, OltpLabError, "A database error that stopped the work.");
 
+#[allow(clippy::needless_pass_by_value)] // by value so that `map_err(to_py)` reads well
 pub fn to_py(e: EngineError) -> PyErr {
     let msg = e.to_string();
     match e {

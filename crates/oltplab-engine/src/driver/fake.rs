@@ -52,16 +52,18 @@ impl FakeConn {
         Ok(())
     }
 
-    pub fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
+    pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         let sql = inline_params(&self.sqls[id.0], params);
-        self.query(&sql, fetch)
+        self.query(&sql, fetch).await
     }
 
-    pub fn query(&mut self, sql: &str, _fetch: Fetch) -> DbResult<QueryResult> {
+    pub async fn query(&mut self, sql: &str, _fetch: Fetch) -> DbResult<QueryResult> {
         self.executed += 1;
+        // Yield as a network driver would, so that a test's other tasks (a stop, the reporter) run.
         if self.target.latency_us > 0 {
-            // A blocking sleep on purpose: it makes timings exact in tests without a timer wheel.
-            std::thread::sleep(Duration::from_micros(self.target.latency_us));
+            tokio::time::sleep(Duration::from_micros(self.target.latency_us)).await;
+        } else {
+            tokio::task::yield_now().await;
         }
         self.target.log.lock().expect("fake log").push(sql.to_owned());
         if self.target.fail_every > 0 && self.executed % self.target.fail_every == 0 {

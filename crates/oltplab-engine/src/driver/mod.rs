@@ -140,7 +140,7 @@ impl Conn {
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         match self {
             Conn::Sqlite(c) => c.execute(id, params, fetch).await,
-            Conn::Fake(c) => c.execute(id, params, fetch),
+            Conn::Fake(c) => c.execute(id, params, fetch).await,
         }
     }
 
@@ -148,7 +148,7 @@ impl Conn {
     pub async fn query(&mut self, sql: &str, fetch: Fetch) -> DbResult<QueryResult> {
         match self {
             Conn::Sqlite(c) => c.query(sql, fetch).await,
-            Conn::Fake(c) => c.query(sql, fetch),
+            Conn::Fake(c) => c.query(sql, fetch).await,
         }
     }
 
@@ -163,7 +163,9 @@ impl Conn {
     /// SQL dialect, for the few statements that differ between servers (DDL).
     pub fn dialect(&self) -> Dialect {
         match self {
-            Conn::Sqlite(_) | Conn::Fake(_) => Dialect::Sqlite,
+            Conn::Sqlite(_) => Dialect::Sqlite,
+            // The fake stands in for sysbench's reference server, so it speaks MySQL's SQL.
+            Conn::Fake(_) => Dialect::Mysql,
         }
     }
 }

@@ -226,8 +226,7 @@ fn db_error(e: &rusqlite::Error) -> DbError {
 /// SQLite's own message, on one line (rusqlite appends the whole SQL text to syntax errors).
 fn message_of(e: &rusqlite::Error) -> String {
     let msg = match e {
-        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
-        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        rusqlite::Error::SqlInputError { msg, .. } | rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
         other => other.to_string(),
     };
     msg.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -67,7 +67,8 @@ impl Target {
 
     pub fn dialect(&self) -> super::Dialect {
         match self {
-            Target::Sqlite(_) | Target::Fake(_) => super::Dialect::Sqlite,
+            Target::Sqlite(_) => super::Dialect::Sqlite,
+            Target::Fake(_) => super::Dialect::Mysql,
         }
     }
 

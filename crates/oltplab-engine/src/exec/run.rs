@@ -9,7 +9,7 @@ use tokio::task::JoinSet;
 
 use super::connect::open_all;
 use super::progress::{EncodedHistogram, IntervalReport, Progress, Sink};
-use super::spec::{Resolved, Spec};
+use super::spec::{LoadShape, Resolved, Spec};
 use super::stop::Stop;
 use super::worker::{run_worker, Shared, WorkerTotals};
 use crate::driver::Conn;
@@ -31,10 +31,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let sqls: Vec<String> = statements.iter().map(|(sql, _)| sql.clone()).collect();
 
     let connect_start = Instant::now();
-    let mut first = super::connect::open_one(&target, &[]).await?;
-    workload.check(&mut first).await?;
-    let server_version = first.server_version().await.unwrap_or_default();
-    drop(first);
+    let server_version = check_target(&target, &workload).await?;
     let conns = open_all(&target, load.threads, &sqls).await?;
     let connect_s = connect_start.elapsed().as_secs_f64();
 
@@ -63,7 +60,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     }
 
     let interval = Duration::from_secs_f64(load.interval_s());
-    let mut reporter = Reporter::new(start, kinds.iter().map(|k| (*k).to_string()).collect(), load.percentile);
+    let mut reporter = Reporter::new(kinds.iter().map(|k| (*k).to_string()).collect(), load.percentile);
     let mut next_tick = start + interval;
     let mut user_stop = stop.clone();
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
@@ -75,7 +72,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
                 None => break,
             },
             () = tokio::time::sleep_until(next_tick.into()) => {
-                sink.send(Progress::Interval(reporter.interval(&shared)));
+                sink.send(Progress::Interval(reporter.interval(&shared, start.elapsed().as_secs_f64())));
                 next_tick += interval;
             }
             () = user_stop.stopped(), if !shared.interrupted.load(Ordering::Relaxed) => {
@@ -88,9 +85,24 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let duration_s = start.elapsed().as_secs_f64();
     // The last, partial interval: nothing measured is dropped.
     if reporter.last_s < duration_s - 1e-6 || reporter.intervals == 0 {
-        sink.send(Progress::Interval(reporter.interval(&shared)));
+        sink.send(Progress::Interval(reporter.interval(&shared, duration_s)));
     }
 
+    let ended = Ended { started_at, connect_s, duration_s, server_version, options, driver: target.driver_name() };
+    Ok(assemble(&shared, reporter, &load, totals, ended))
+}
+
+/// What the run knows when its workers have ended.
+struct Ended {
+    started_at: f64,
+    connect_s: f64,
+    duration_s: f64,
+    server_version: String,
+    options: crate::workload::options::Options,
+    driver: &'static str,
+}
+
+fn assemble(shared: &Shared, reporter: Reporter, load: &LoadShape, threads: Vec<WorkerTotals>, e: Ended) -> RunResult {
     let error = shared.fatal.lock().expect("fatal lock").clone();
     let stop_reason = if error.is_some() {
         StopReason::Error
@@ -102,27 +114,22 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         StopReason::Time
     };
     let total = reporter.total;
-    Ok(RunResult {
+    let kinds = reporter.kinds.iter().zip(&total.kinds).filter(|(_, h)| !h.is_empty());
+    RunResult {
         workload: shared.workload.name().to_string(),
-        options,
-        driver: target.driver_name().to_string(),
-        server_version,
+        options: e.options,
+        driver: e.driver.to_string(),
+        server_version: e.server_version,
         complete: matches!(stop_reason, StopReason::Time | StopReason::Events),
         error,
         stop_reason,
-        started_at,
+        started_at: e.started_at,
         ended_at: epoch_s(SystemTime::now()),
-        connect_s,
-        duration_s,
+        connect_s: e.connect_s,
+        duration_s: e.duration_s,
         latency_ns: LatencySummary::new(&total.transactions, &total.counts, load.percentile),
         histograms: std::iter::once((String::new(), encode_base64(&total.transactions)))
-            .chain(
-                kinds
-                    .iter()
-                    .zip(&total.kinds)
-                    .filter(|(_, h)| h.len() > 0)
-                    .map(|(k, h)| ((*k).to_string(), encode_base64(h))),
-            )
+            .chain(kinds.map(|(k, h)| (k.clone(), encode_base64(h))))
             .collect(),
         histogram_ms: load.histogram.then(|| crate::stats::sysbench_buckets_ms(&total.transactions)),
         transactions: total.counts.transactions,
@@ -130,9 +137,16 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         errors: total.counts.errors_doc(),
         reconnects: total.counts.reconnects,
         saturated: total.counts.saturated,
-        threads: totals,
+        threads,
         interval_s: load.interval_s(),
-    })
+    }
+}
+
+/// One connection first: a missing table or a bad path fails here, before the other connections open.
+async fn check_target(target: &crate::driver::Target, workload: &crate::workload::Workload) -> Result<String> {
+    let mut first = super::connect::open_one(target, &[]).await?;
+    workload.check(&mut first).await?;
+    Ok(first.server_version().await.unwrap_or_default())
 }
 
 pub fn epoch_s(t: SystemTime) -> f64 {
@@ -141,7 +155,6 @@ pub fn epoch_s(t: SystemTime) -> f64 {
 
 /// Turns recorder drains into interval reports and keeps the run's totals.
 struct Reporter {
-    start: Instant,
     kinds: Vec<String>,
     percentile: f64,
     last_s: f64,
@@ -150,14 +163,14 @@ struct Reporter {
 }
 
 impl Reporter {
-    fn new(start: Instant, kinds: Vec<String>, percentile: f64) -> Self {
+    fn new(kinds: Vec<String>, percentile: f64) -> Self {
         let total = Snapshot::new(kinds.len());
-        Self { start, kinds, percentile, last_s: 0.0, intervals: 0, total }
+        Self { kinds, percentile, last_s: 0.0, intervals: 0, total }
     }
 
-    fn interval(&mut self, shared: &Shared) -> IntervalReport {
+    /// Drains the recorders into the interval that ends at `t_s` (seconds since the start).
+    fn interval(&mut self, shared: &Shared, t_s: f64) -> IntervalReport {
         let snap = shared.recorders.drain();
-        let t_s = self.start.elapsed().as_secs_f64();
         let (start_s, interval_s) = (self.last_s, t_s - self.last_s);
         let encode = |tag: Option<String>, h: &crate::stats::Histogram| EncodedHistogram {
             tag,
@@ -168,7 +181,7 @@ impl Reporter {
         };
         let mut histograms = vec![encode(None, &snap.transactions)];
         for (kind, h) in self.kinds.iter().zip(&snap.kinds) {
-            if h.len() > 0 {
+            if !h.is_empty() {
                 histograms.push(encode(Some(kind.clone()), h));
             }
         }

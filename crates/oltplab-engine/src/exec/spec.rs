@@ -35,7 +35,7 @@ pub struct LoadShape {
 }
 
 impl LoadShape {
-    /// sysbench's general options, with oltplab's defaults where they differ (report_interval).
+    /// sysbench's general options, with oltplab's defaults where they differ (`report_interval`).
     pub fn defs() -> Vec<OptDef> {
         vec![
             OptDef::int("threads", 1, 1, 1_000_000, "number of threads (connections) to use"),

@@ -37,7 +37,7 @@ pub struct WorkerTotals {
 }
 
 pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worker: WorkerInfo) -> WorkerTotals {
-    let shard = shared.recorders.shard_of(worker.id);
+    let shard_id = shared.recorders.shard_of(worker.id);
     let mut state = shared.workload.worker_state(worker);
     let mut totals = WorkerTotals::default();
     let mut stop = shared.stop.clone();
@@ -53,20 +53,17 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
         let outcome = tokio::select! {
             biased;
             () = stop.stopped() => None,
-            ok = run_event(&shared, &mut ctx, &mut state, shard) => Some(ok),
+            ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
         };
         let latency_ns = start.elapsed().as_nanos() as u64;
-        match outcome {
-            Some(true) => {
-                shared.recorders.record_event(shard, latency_ns, ctx.tally, &ctx.stmt_latencies_ns);
-                totals.events += 1;
-                totals.latency_sum_ns += latency_ns;
-            }
+        if outcome == Some(true) {
+            shared.recorders.record_event(shard_id, latency_ns, ctx.tally, &ctx.stmt_latencies_ns);
+            totals.events += 1;
+            totals.latency_sum_ns += latency_ns;
+        } else {
             // Interrupted or fatal: the event is not counted, its queries are.
-            _ => {
-                shared.recorders.record_queries(shard, ctx.tally);
-                break;
-            }
+            shared.recorders.record_queries(shard_id, ctx.tally);
+            break;
         }
     }
     if shared.fatal.lock().expect("fatal lock").is_none() && !shared.interrupted.load(Ordering::Relaxed) {
@@ -74,7 +71,7 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
         if let Err(e) = shared.workload.finish(&mut ctx, &mut state).await {
             fail(&shared, format!("finishing the workload failed: {e}"));
         }
-        shared.recorders.record_queries(shard, ctx.tally);
+        shared.recorders.record_queries(shard_id, ctx.tally);
     }
     shared.running.fetch_sub(1, Ordering::Relaxed);
     totals
@@ -85,18 +82,18 @@ async fn run_event(
     shared: &Shared,
     ctx: &mut EventCtx<'_>,
     state: &mut crate::workload::WorkerState,
-    shard: usize,
+    shard_id: usize,
 ) -> bool {
     loop {
         let Err(e) = shared.workload.event(ctx, state).await else { return true };
         match e.action {
             ErrorAction::Retry => {
-                shared.recorders.record_error(shard, &e.code, false);
+                shared.recorders.record_error(shard_id, &e.code, false);
                 // The transaction may be half done (a lock wait timeout rolls back one statement only).
                 let _ = ctx.conn.query("ROLLBACK", Fetch::Discard).await;
             }
             ErrorAction::Reconnect => {
-                shared.recorders.record_error(shard, &e.code, true);
+                shared.recorders.record_error(shard_id, &e.code, true);
                 reconnect(ctx.conn, &shared.stop).await;
             }
             ErrorAction::Fatal => {

@@ -1,4 +1,4 @@
-//! Measurement: bounded HdrHistograms, sharded recorders merged at interval
+//! Measurement: bounded `HdrHistogram`s, sharded recorders merged at interval
 //! boundaries, and latency summaries. Percentiles always come from merged
 //! histograms, never from averaged percentiles.
 

@@ -21,7 +21,7 @@ pub struct Counts {
     pub reconnects: u64,
     pub errors_by_code: BTreeMap<String, u64>,
     pub latency_sum_ns: u64,
-    /// u64::MAX until the first transaction.
+    /// `u64::MAX` until the first transaction.
     pub latency_min_ns: u64,
     pub latency_max_ns: u64,
     /// Latencies above [`HIGHEST_NS`], recorded at the top value.

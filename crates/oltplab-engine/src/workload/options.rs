@@ -178,7 +178,7 @@ impl Options {
         self.get(name).as_str().unwrap_or_else(|| panic!("option {name} is not text"))
     }
 
-    /// Sets a value the workload forces (as oltp_point_select forces point_selects=1).
+    /// Sets a value the workload forces (as `oltp_point_select` forces `point_selects=1`).
     pub fn force(&mut self, name: &str, value: impl Into<Json>) {
         self.0.insert(name.to_string(), value.into());
     }

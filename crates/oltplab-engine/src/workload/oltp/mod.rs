@@ -91,7 +91,7 @@ impl Oltp {
     }
 
     /// The statement text; one dialect difference: SQLite's plain BEGIN defers the write lock, so
-    /// concurrent read-write transactions would fail with SQLITE_BUSY at their first write and be
+    /// concurrent read-write transactions would fail with `SQLITE_BUSY` at their first write and be
     /// retried again and again; BEGIN IMMEDIATE makes them queue for the lock instead, as row locks
     /// make them queue on a server.
     fn sql(&self, k: Kind, t: u32, dialect: Dialect) -> String {

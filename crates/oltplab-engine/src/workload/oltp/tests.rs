@@ -27,7 +27,7 @@ async fn fake_conn() -> (Conn, Arc<Mutex<Vec<String>>>) {
 async fn run(name: &str, given: Json, events: usize, worker: WorkerInfo) -> Vec<String> {
     let w = workload(name, &given, worker.count).unwrap();
     let (mut conn, log) = fake_conn().await;
-    let stmts = w.statements(Dialect::Sqlite);
+    let stmts = w.statements(conn.dialect());
     let sqls: Vec<String> = stmts.iter().map(|(s, _)| s.clone()).collect();
     let kinds: Vec<usize> = stmts.iter().map(|&(_, k)| k).collect();
     conn.prepare(&sqls).await.unwrap();
@@ -149,7 +149,7 @@ async fn single_statement_scripts_send_one_statement_without_a_transaction() {
         ("oltp_update_index", json!({}), "UPDATE sbtest1 SET k=k+1 WHERE id=N"),
         ("oltp_update_non_index", json!({}), "UPDATE sbtest1 SET c='s' WHERE id=N"),
         ("oltp_delete", json!({"delete_inserts": 4}), "DELETE FROM sbtest1 WHERE id=N"),
-        ("oltp_insert", json!({}), "INSERT INTO sbtest1 (k, c, pad) VALUES (N, 's', 's')"),
+        ("oltp_insert", json!({}), "INSERT INTO sbtest1 (id, k, c, pad) VALUES (N, N, 's', 's')"), // MySQL: id 0
     ];
     for (name, given, expect) in cases {
         let log = run(name, given, 3, ONE).await;
@@ -231,7 +231,7 @@ async fn seeded_runs_repeat_exactly() {
 async fn tally_counts_sysbench_classes() {
     let w = workload("oltp_read_write", &json!({}), 1).unwrap();
     let (mut conn, _log) = fake_conn().await;
-    let stmts = w.statements(Dialect::Sqlite);
+    let stmts = w.statements(Dialect::Mysql);
     conn.prepare(&stmts.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>()).await.unwrap();
     let kinds: Vec<usize> = stmts.iter().map(|&(_, k)| k).collect();
     let mut rng = Rng::seeded(1);

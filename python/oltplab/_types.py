@@ -1,0 +1,10 @@
+"""Type aliases shared across the package."""
+
+from collections.abc import Callable
+from typing import Any
+
+# A decoded JSON object: engine results, events, run.json.
+Json = dict[str, Any]
+
+# Receives the engine's progress events, decoded (see _core.pyi for their shapes).
+EventHandler = Callable[[Json], None]

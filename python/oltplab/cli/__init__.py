@@ -1,0 +1,1 @@
+"""The `oltplab` command line."""

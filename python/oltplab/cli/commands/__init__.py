@@ -1,0 +1,1 @@
+"""One module per verb: parse the arguments, call the runner, print."""

@@ -1,0 +1,25 @@
+"""`oltplab cleanup [WORKLOAD] [--db URL] [options]`."""
+
+import sys
+
+from oltplab import runner
+from oltplab.catalog import load_catalog
+from oltplab.cli import exitcodes
+from oltplab.cli.display import PrepareDisplay, banner
+from oltplab.cli.parser import parse_verb
+from oltplab.cli.progress import StatusLine
+
+
+def main(args: list[str]) -> int:
+    catalog = load_catalog()
+    parsed = parse_verb("cleanup", args, catalog)
+    if parsed is None:
+        return exitcodes.OK
+    print(f"{banner()}\n", flush=True)
+    display = PrepareDisplay(sys.stdout, StatusLine(sys.stderr))  # messages only
+    result = runner.cleanup(parsed.workload, parsed.db, parsed.options, on_event=display.on_event)
+    if parsed.db is None:
+        path = result["db"].removeprefix("sqlite://")
+        done = "Removed" if result["removed"] else "Nothing to remove: no"
+        print(f"{done} default database {path}")
+    return exitcodes.OK

@@ -1,0 +1,124 @@
+"""Turns the engine's events into what the `oltplab` command prints.
+
+stdout carries sysbench's text (preamble, interval lines, reports) so that existing
+parsers keep working; stderr carries the live status line and oltplab's own notes.
+"""
+
+from typing import Any, TextIO
+
+from oltplab._types import Json
+from oltplab._version import __version__
+from oltplab.cli.progress import StatusLine, prepare_status, run_status
+from oltplab.report import oltplab_text, sysbench_text
+from oltplab.rundir.intervals import NS_PER_MS, IntervalRow
+from oltplab.runner import RunResult
+
+# An interval shorter than this share of --report-interval is the run's last, partial
+# one: it goes to intervals.csv, but sysbench, which reports on a timer, prints no line.
+_PRINTED_SHARE = 0.9
+
+
+def banner() -> str:
+    return f"oltplab {__version__}"
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+class RunDisplay:
+    def __init__(self, out: TextIO, status: StatusLine, options: Json) -> None:
+        """`options`: every option value (Catalog.resolve), for the preamble and the lines."""
+        self._out = out
+        self._status = status
+        self._report_interval_s = _float(options.get("report_interval"))
+        self._percentile = _float(options.get("percentile"))
+        self._time_s = _float(options.get("time"))
+        self._rate = _float(options.get("rate"))
+        self._rand_seed = int(_float(options.get("rand_seed")))
+        self._decimals = sysbench_text.timestamp_decimals(self._report_interval_s)
+        self._errors = 0
+
+    def _print(self, text: str) -> None:
+        self._status.clear()
+        self._out.write(text)
+        self._out.flush()
+
+    def on_event(self, event: Json) -> None:
+        kind = event.get("event")
+        if kind == "started":
+            self._print(
+                sysbench_text.preamble(
+                    banner(),
+                    threads=int(event["threads"]),
+                    report_interval_s=self._report_interval_s,
+                    rate_per_s=self._rate,
+                    rand_seed=self._rand_seed,
+                )
+                + sysbench_text.THREADS_STARTED
+            )
+        elif kind == "interval":
+            self._on_interval(event)
+        elif kind == "message":
+            self._print(f"{event['text']}\n")
+
+    def _on_interval(self, event: Json) -> None:
+        row = IntervalRow.from_event(event)
+        self._errors += row.errors
+        ri = self._report_interval_s
+        if ri > 0 and row.interval_s >= _PRINTED_SHARE * ri:
+            pct_ms = (event.get("latency_ns") or {}).get("pct", 0) / NS_PER_MS
+            line = sysbench_text.interval_line(
+                row, percentile=self._percentile, latency_pct_ms=pct_ms, decimals=self._decimals
+            )
+            self._print(line + "\n")
+        self._status.show(run_status(row, time_limit_s=self._time_s, errors_total=self._errors))
+
+    def finish(self, result: RunResult) -> None:
+        """The reports: sysbench's (unless the run failed, as sysbench), then oltplab's."""
+        self._status.clear()
+        manifest = result.manifest
+        text = ""
+        if manifest.get("stop_reason") != "error" and manifest.get("summary") is not None:
+            histogram_ms = result.raw.get("histogram_ms")
+            if histogram_ms is not None:
+                text += sysbench_text.histogram_block(histogram_ms)
+            text += sysbench_text.final_report(
+                sysbench_text.CumulativeStats.from_manifest(manifest)
+            )
+        text += oltplab_text.summary_text(manifest, result.path)
+        self._print(text)
+
+
+class PrepareDisplay:
+    """Prints prepare's messages and draws a progress bar of the rows loaded."""
+
+    def __init__(self, out: TextIO, status: StatusLine) -> None:
+        self._out = out
+        self._status = status
+        self._rows: dict[int, tuple[int, int]] = {}
+        self._header: str | None = None
+
+    def announce(self, header: str) -> None:
+        """Prints `header` before the first event: not at all if the engine rejects the
+        options before starting, so that bad input still gives one line."""
+        self._header = header
+
+    def on_event(self, event: Json) -> None:
+        if self._header is not None:
+            self._out.write(self._header + "\n")
+            self._header = None
+        kind = event.get("event")
+        if kind == "message":
+            self._status.clear()
+            self._out.write(f"{event['text']}\n")
+            self._out.flush()
+        elif kind == "rows":
+            self._rows[int(event["table"])] = (int(event["done"]), int(event["total"]))
+            self._status.show(prepare_status(self._rows))
+
+    def done(self) -> None:
+        self._status.clear()

@@ -1,0 +1,107 @@
+"""Help texts of the `oltplab` command (option texts come from the engine's catalogue)."""
+
+import textwrap
+
+from oltplab.catalog import DEFAULT_WORKLOAD, Catalog, WorkloadDef
+from oltplab.defaultdb import DEFAULT_RESULTS_ROOT
+
+_ROOT = DEFAULT_RESULTS_ROOT
+_WIDTH = 100  # as the option list (cli/parser.py)
+
+DB_URLS = f"""\
+database URLs (--db):
+  sqlite:///abs/path/to.db           embedded SQLite file (absolute path)
+  sqlite://relative/path/to.db       embedded SQLite file (relative to the current directory)
+  mysql://user:pass@host:port/db     MariaDB / MySQL (also ?socket=/path/to/mysqld.sock)
+  postgresql://user:pass@host:port/db  PostgreSQL
+  Without --db, oltplab uses its own SQLite database, {_ROOT}/sbtest.db
+  ({_ROOT}/bulk_insert.db for bulk_insert); `run` prepares it when it is missing or was
+  prepared with other data options (--tables, --table-size, --auto-inc, --secondary,
+  --create-secondary, --rand-*). With --db, run `oltplab prepare` first, as with sysbench.
+  Passwords are never stored: run.json keeps the URL as user:***@host."""
+
+DB_OPTION_HELP = (
+    "database URL: sqlite:///path.db, mysql://user:pass@host:port/db, "
+    f"postgresql://user:pass@host:port/db [oltplab's own SQLite file in {_ROOT}/]"
+)
+OUT_OPTION_HELP = f"run directory to write (new or empty) [{_ROOT}/<YYYYmmdd-HHMMSS>-<workload>]"
+
+EXIT_CODES = """\
+exit status:
+  0 success, 1 the run failed, 2 bad input (one-line message), 130 interrupted (Ctrl-C)"""
+
+TOP_HELP = f"""\
+usage: oltplab [-h] [--version] COMMAND [WORKLOAD] [--db URL] [--OPTION=VALUE ...]
+
+OLTP database benchmark lab: sysbench's OLTP workloads, SQL-identical, driven by an async
+Rust engine that records every latency in HdrHistograms, with sysbench's report format and
+run directories that pandas and any HdrHistogram tool can read.
+
+commands:
+  prepare    create and load the workload's tables (sysbench's prepare)
+  run        run the workload: live progress, sysbench's interval lines and final report,
+             and a run directory (run.json, intervals.csv, latency.hlog)
+  cleanup    drop the workload's tables (without --db: delete oltplab's SQLite database)
+
+  `oltplab COMMAND --help` lists a command's options; `oltplab run WORKLOAD --help` lists
+  that workload's options with their defaults. WORKLOAD defaults to {DEFAULT_WORKLOAD}.
+  Options keep sysbench's names, defaults and meaning; dashes and underscores are
+  interchangeable; values go as --opt=value or --opt value; booleans as --skip-trx or
+  --skip-trx=on|off.
+
+options:
+  -h, --help   show this help and exit
+  --version    print the version and exit
+
+{DB_URLS}
+
+{EXIT_CODES}
+
+examples:
+  oltplab run                                   # {DEFAULT_WORKLOAD} on SQLite, sysbench defaults
+  oltplab run oltp_read_only --threads=8 --time=60 --table-size=100000
+  oltplab prepare --db sqlite:///tmp/sb.db --tables=4 --table-size=100000
+  oltplab run oltp_point_select --db sqlite:///tmp/sb.db --tables=4 --threads=4
+  oltplab cleanup --db sqlite:///tmp/sb.db --tables=4
+"""
+
+_VERB_SUMMARY = {
+    "prepare": "Creates the tables of {w} and loads them (sysbench's prepare).",
+    "run": "Runs {w}: live progress on a terminal, sysbench's interval lines and final\n"
+    "report on stdout, and a run directory with run.json, intervals.csv and latency.hlog.",
+    "cleanup": "Drops the tables of {w} (sysbench's cleanup).",
+}
+
+
+def verb_description(verb: str, workload: WorkloadDef) -> str:
+    text = _VERB_SUMMARY[verb].format(w=workload.name)
+    if workload.description:
+        text += "\n\n" + textwrap.fill(f"{workload.name}: {workload.description}", _WIDTH)
+    return text
+
+
+def verb_epilog(verb: str, catalog: Catalog) -> str:
+    width = max(len(n) for n in catalog.names)
+    workloads = "\n".join(
+        textwrap.fill(
+            f"  {w.name:<{width}}  {w.description}",
+            width=_WIDTH,
+            subsequent_indent=" " * (width + 4),
+            break_on_hyphens=False,
+        )
+        for w in catalog.workloads
+    )
+    parts = [
+        f"workloads (WORKLOAD, default {DEFAULT_WORKLOAD}; "
+        f"`oltplab {verb} WORKLOAD --help` shows its options):\n{workloads}",
+        DB_URLS,
+    ]
+    if verb == "run":
+        parts.append(
+            "run directory (--out):\n"
+            "  run.json (manifest and summary), intervals.csv (one row per interval, zero-\n"
+            "  throughput intervals kept), latency.hlog (HdrHistogram interval log, ns).\n"
+            "  Ctrl-C stops the load, writes what was measured and marks it complete=false."
+        )
+    parts.append(EXIT_CODES)
+    return "\n\n".join(parts)

@@ -1,0 +1,57 @@
+"""The `oltplab` entry point: top-level options and dispatch to one verb. Errors become a
+one-line message and an exit code (cli/exitcodes.py), never a traceback."""
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from oltplab._version import __version__
+from oltplab.cli import exitcodes, helptext
+from oltplab.cli.commands import cleanup, prepare, run
+from oltplab.cli.interrupts import InterruptWatch
+from oltplab.exceptions import OltpLabError
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "prepare": prepare.main,
+    "run": run.main,
+    "cleanup": cleanup.main,
+}
+
+
+def _dispatch(args: list[str]) -> int:
+    if not args or args[0] in ("-h", "--help"):
+        (sys.stdout if args else sys.stderr).write(helptext.TOP_HELP)
+        return exitcodes.OK if args else exitcodes.BAD_INPUT
+    if args[0] == "--version":
+        print(f"oltplab {__version__}")
+        return exitcodes.OK
+    command = COMMANDS.get(args[0])
+    if command is None:
+        print(
+            exitcodes.error_line(
+                f"unknown command '{args[0]}'; choose one of: {', '.join(COMMANDS)} "
+                "(see `oltplab --help`)"
+            ),
+            file=sys.stderr,
+        )
+        return exitcodes.BAD_INPUT
+    return command(args[1:])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    watch = InterruptWatch()
+    try:
+        with watch:
+            return _dispatch(args)
+    except KeyboardInterrupt:
+        print("oltplab: interrupted", file=sys.stderr)
+        return exitcodes.INTERRUPTED
+    except OltpLabError as e:
+        print(exitcodes.error_line(str(e)), file=sys.stderr)
+        return exitcodes.INTERRUPTED if watch.interrupted else exitcodes.for_error(e)
+    except BrokenPipeError:
+        # stdout was closed early (`oltplab run | head`): point it at /dev/null so that
+        # flushing it at exit does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return exitcodes.FAILED

@@ -1,0 +1,148 @@
+"""Per-verb argument parsing, built from the engine's option catalogue.
+
+Parsing is two-step: the workload is found first (cli/argv.py), then a parser with that
+workload's options parses the whole command line. Values stay text: the engine
+validates them and names the problem and the fix.
+"""
+
+import argparse
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from oltplab.catalog import DEFAULT_WORKLOAD, Catalog, OptionDef, flag_of
+from oltplab.cli import helptext
+from oltplab.cli.argv import find_workload, normalise_argv, wants_help
+from oltplab.exceptions import ConfigError
+
+BOOL_METAVAR = "on|off"
+_METAVARS = {"int": "N", "float": "N", "str": "STRING", "list": "LIST"}
+_OWN = ("workload", "db", "out")  # destinations that are not workload options
+
+
+@dataclass(frozen=True)
+class VerbArgs:
+    workload: str
+    db: str | None
+    out: Path | None
+    options: dict[str, str]  # as given on the command line, names with underscores
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(message)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """sysbench's look: `--table-size=N`, `--skip-trx[=on|off]`."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32, width=100)
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings or action.nargs == 0:  # positionals, -h/--help
+            return super()._format_action_invocation(action)
+        flag = action.option_strings[0]
+        if action.metavar == BOOL_METAVAR:
+            return f"{flag}[=on|off]"
+        return f"{flag}={action.metavar}"
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        # Paths such as oltplab-runs/sbtest.db must not break at their hyphens.
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def _default_text(d: OptionDef) -> str:
+    if d.type == "bool":
+        return "on" if d.default else "off"
+    if isinstance(d.default, float) and d.default.is_integer():
+        return str(int(d.default))
+    return "" if d.default is None else str(d.default)
+
+
+def _option_help(d: OptionDef) -> str:
+    text = d.help
+    if d.choices and "{" not in text:
+        text += " {" + ",".join(d.choices) + "}"
+    return f"{text} [{_default_text(d)}]".replace("%", "%%")  # argparse %-formats help
+
+
+def _add_options(group: Any, defs: list[OptionDef]) -> None:
+    for d in sorted(defs, key=lambda d: d.name):
+        metavar = BOOL_METAVAR if d.type == "bool" else _METAVARS.get(d.type, "VALUE")
+        group.add_argument(
+            d.flag, dest=d.name, metavar=metavar, default=argparse.SUPPRESS, help=_option_help(d)
+        )
+
+
+def build_parser(verb: str, catalog: Catalog, workload: str) -> argparse.ArgumentParser:
+    wdef = catalog.workload(workload)
+    out = " [--out DIR]" if verb == "run" else ""
+    parser = _Parser(
+        prog=f"oltplab {verb}",
+        usage=f"oltplab {verb} [WORKLOAD] [--db URL]{out} [--OPTION=VALUE ...]",
+        description=helptext.verb_description(verb, wdef),
+        epilog=helptext.verb_epilog(verb, catalog),
+        formatter_class=_HelpFormatter,
+        add_help=False,
+        allow_abbrev=False,
+    )
+    parser.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD, help=argparse.SUPPRESS)
+    own = parser.add_argument_group("database and output")
+    own.add_argument("-h", "--help", action="store_true", help="show this help and exit")
+    own.add_argument("--db", metavar="URL", help=helptext.DB_OPTION_HELP)
+    if verb == "run":
+        own.add_argument("--out", metavar="DIR", type=Path, help=helptext.OUT_OPTION_HELP)
+    general = {d.name for d in catalog.general}
+    _add_options(parser.add_argument_group("general options"), list(catalog.general))
+    _add_options(
+        parser.add_argument_group(f"{workload} options"),
+        [d for d in wdef.options if d.name not in general],
+    )
+    return parser
+
+
+def _bool_hint(args: list[str], token: str) -> str | None:
+    """A stray `on`/`off` after a boolean: `--skip-trx off` means `--skip-trx=off`."""
+    i = args.index(token)
+    before = args[i - 1] if i > 0 else ""
+    if before.startswith("--") and before.endswith("=on"):
+        flag = before.removesuffix("=on")
+        return f"'{token}' after {flag}: give a boolean's value with '=', as {flag}={token}"
+    return None
+
+
+def _reject_extras(verb: str, workload: str, extras: list[str], args: list[str]) -> None:
+    for token in extras:
+        if token.startswith("-"):
+            name = token.split("=", 1)[0]
+            raise ConfigError(
+                f"unknown option {name} for {workload}; "
+                f"see `oltplab {verb} {workload} --help` for the options it takes"
+            )
+        hint = _bool_hint(args, token)
+        raise ConfigError(hint or f"unexpected argument '{token}'; give the workload once, first")
+
+
+def parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
+    """Parses `oltplab VERB ...`; prints the help and returns None for -h/--help."""
+    every = catalog.all_options().values()
+    normalised = normalise_argv(args, [flag_of(d.name)[2:] for d in every if d.type == "bool"])
+    value_flags = [flag_of(d.name)[2:] for d in every if d.type != "bool"] + ["db", "out"]
+    workload = find_workload(normalised, value_flags) or DEFAULT_WORKLOAD
+    if workload not in catalog.names and (hint := _bool_hint(normalised, workload)):
+        raise ConfigError(hint)
+    parser = build_parser(verb, catalog, workload)
+    if wants_help(normalised):
+        print(parser.format_help(), end="")
+        return None
+    namespace, extras = parser.parse_known_args(normalised)
+    _reject_extras(verb, workload, extras, normalised)
+    values = vars(namespace)
+    return VerbArgs(
+        workload=workload,
+        db=values.get("db"),
+        out=values.get("out"),
+        options={k: v for k, v in values.items() if k not in (*_OWN, "help")},
+    )

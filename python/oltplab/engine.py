@@ -1,0 +1,80 @@
+"""The only module that touches the compiled engine (oltplab._core).
+
+Everything crosses as JSON text (see _core.pyi): one spec in, one result out, and
+progress events through a callback. This module turns them into dicts and back and
+does nothing else; the engine validates options and maps its errors to exceptions.
+"""
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from oltplab._types import EventHandler, Json
+from oltplab.exceptions import EngineMissingError
+
+RawHandler = Callable[[str], None]
+
+
+class CoreApi(Protocol):
+    """What we use of oltplab._core; tests substitute a fake with the same shape."""
+
+    __version__: str
+
+    def catalog(self) -> str: ...
+    def prepare(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
+    def run(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
+    def cleanup(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
+
+
+def _load_core() -> CoreApi:
+    try:
+        from oltplab import _core
+    except ImportError as e:
+        raise EngineMissingError(
+            "the engine (oltplab._core) is not built; "
+            "run `make build-dev` in the source tree, or `pip install .`"
+        ) from e
+    return _core
+
+
+def build_spec(workload: str, db: str, options: Mapping[str, Any], *, create: bool = False) -> Json:
+    """The spec document; `create` lets prepare create a missing SQLite file."""
+    return {"workload": workload, "db": db, "options": dict(options), "target": {"create": create}}
+
+
+def _adapt(on_event: EventHandler | None) -> RawHandler | None:
+    if on_event is None:
+        return None
+    handler = on_event
+
+    # An exception raised here stops the engine, which re-raises it once it has finished;
+    # KeyboardInterrupt raised here counts as Ctrl-C.
+    def deliver(event_json: str) -> None:
+        handler(json.loads(event_json))
+
+    return deliver
+
+
+def engine_version() -> str:
+    return _load_core().__version__
+
+
+def catalog() -> Json:
+    doc: Json = json.loads(_load_core().catalog())
+    return doc
+
+
+def prepare(spec: Json, on_event: EventHandler | None = None) -> Json:
+    result: Json = json.loads(_load_core().prepare(json.dumps(spec), _adapt(on_event)))
+    return result
+
+
+def run(spec: Json, on_event: EventHandler | None = None) -> Json:
+    """Runs the load. Ctrl-C returns the partial result with stop_reason "interrupted"."""
+    result: Json = json.loads(_load_core().run(json.dumps(spec), _adapt(on_event)))
+    return result
+
+
+def cleanup(spec: Json, on_event: EventHandler | None = None) -> Json:
+    result: Json = json.loads(_load_core().cleanup(json.dumps(spec), _adapt(on_event)))
+    return result

@@ -1,0 +1,47 @@
+"""oltplab's short summary, printed after sysbench's report: the percentiles sysbench
+cannot give, errors by code, whether the run is complete, and where its files are."""
+
+from pathlib import Path
+
+from oltplab._types import Json
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value < 1 else f"{value:.2f}"
+
+
+def summary_text(manifest: Json, run_dir: Path) -> str:
+    summary = manifest.get("summary")
+    status = (
+        "complete" if manifest.get("complete") else f"INCOMPLETE ({manifest.get('stop_reason')})"
+    )
+    load = manifest.get("load") or {}
+    lines = ["oltplab summary:"]
+    head = f"    run:            {manifest['workload']['name']}, {load.get('threads')} threads"
+    if summary is not None:
+        head += f", {summary['duration_s']:.2f} s"
+        latency = summary["latency_ms"]
+        errors = summary["errors"]
+        by_code = ", ".join(f"{code}: {n}" for code, n in sorted(errors["by_code"].items()) if n)
+        lines += [
+            f"{head}, {status}",
+            f"    throughput:     {summary['tps']:.2f} tps, {summary['qps']:.2f} qps",
+            "    latency (ms):   "
+            + "  ".join(
+                f"{k} {_ms(latency.get(k))}" for k in ("p50", "p95", "p99", "p99.9", "max")
+            ),
+            f"    errors:         {errors['total']}" + (f" ({by_code})" if by_code else ""),
+            f"    reconnects:     {summary['reconnects']}",
+        ]
+        if summary.get("saturated"):
+            lines.append(
+                f"    saturated:      {summary['saturated']} latencies above 1 h, recorded at 1 h"
+            )
+    else:
+        lines.append(f"{head}, {status}")
+    if manifest.get("error"):
+        lines.append(f"    error:          {manifest['error']}")
+    lines.append(f"    run directory:  {run_dir}")
+    return "".join(line + "\n" for line in lines)

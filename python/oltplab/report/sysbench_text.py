@@ -1,0 +1,171 @@
+"""sysbench 1.0.20's text output, byte for byte: the preamble, the interval line, the
+--histogram block and the final report (reference/sysbench.md §2.5-2.7).
+
+The final report is rendered from run.json, so that it can be reprinted from any run
+directory. One extension: oltplab allows sub-second report intervals and fractional
+percentiles. Interval timestamps then print with as many decimals as the interval needs
+(`[ 0.5s ]`), and the percentile as `99.9th`; whole values print exactly as sysbench.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from oltplab._types import Json
+from oltplab.rundir.intervals import IntervalRow
+
+HISTOGRAM_BAR_WIDTH = 40
+THREADS_STARTED = "Threads started!\n\n"
+
+
+def _number(value: float) -> str:
+    """A whole number as sysbench's %d/%u, anything else as %g."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def timestamp_decimals(report_interval_s: float) -> int:
+    """Decimals that tell the interval ends apart: 0 for whole seconds (sysbench's %.0f)."""
+    for decimals in range(4):
+        if math.isclose(report_interval_s, round(report_interval_s, decimals), abs_tol=1e-9):
+            return decimals
+    return 3
+
+
+def preamble(
+    banner: str, *, threads: int, report_interval_s: float, rate_per_s: float, rand_seed: int
+) -> str:
+    """What sysbench prints before "Threads started!" (print_run_mode and its neighbours)."""
+    lines = [
+        f"{banner}\n",
+        "Running the test with following options:",
+        f"Number of threads: {threads}",
+    ]
+    if rate_per_s > 0:
+        lines.append(f"Target transaction rate: {_number(rate_per_s)}/sec")
+    if report_interval_s > 0:
+        lines.append(f"Report intermediate results every {_number(report_interval_s)} second(s)")
+    if rand_seed:
+        lines.append(f"Initializing random number generator from seed ({rand_seed}).\n")
+    else:
+        lines.append("Initializing random number generator from current time\n")
+    lines += ["", "Initializing worker threads...\n"]
+    return "".join(line + "\n" for line in lines)
+
+
+def interval_line(
+    row: IntervalRow, *, percentile: float, latency_pct_ms: float, decimals: int = 0
+) -> str:
+    """db_report_intermediate's line, without the trailing newline."""
+    return (
+        f"[ {row.t_s:.{decimals}f}s ] thds: {row.threads} tps: {row.tps:4.2f} "
+        f"qps: {row.qps:4.2f} (r/w/o: {row.reads_per_s:4.2f}/{row.writes_per_s:4.2f}/"
+        f"{row.other_per_s:4.2f}) lat (ms,{_number(percentile)}%): {latency_pct_ms:4.2f} "
+        f"err/s: {row.errors_per_s:4.2f} reconn/s: {row.reconnects_per_s:4.2f}"
+    )
+
+
+def histogram_block(rows: Sequence[Sequence[float]]) -> str:
+    """--histogram's block from (value_ms, count) rows (sb_histogram_print)."""
+    out = "Latency histogram (values are in milliseconds)\n"
+    counts = [(float(v), int(c)) for v, c in rows if c > 0]
+    if counts:
+        out += "       value  ------------- distribution ------------- count\n"
+        max_count = max(c for _, c in counts)
+        for value_ms, count in counts:
+            width = math.floor(count * HISTOGRAM_BAR_WIDTH / max_count + 0.5)
+            out += f"{value_ms:12.3f} |{'*' * width:<{HISTOGRAM_BAR_WIDTH}} {count}\n"
+    return out + " \n"
+
+
+@dataclass(frozen=True)
+class CumulativeStats:
+    """sysbench's sb_stat_t at the end of a run, in the units the report prints."""
+
+    time_total_s: float
+    time_interval_s: float  # the "per sec." denominator (time since the last checkpoint)
+    events: int
+    reads: int
+    writes: int
+    other: int
+    errors: int
+    reconnects: int
+    latency_min_ms: float
+    latency_avg_ms: float
+    latency_max_ms: float
+    latency_sum_ms: float
+    percentile: float  # 0: disabled
+    latency_pct_ms: float
+    events_avg: float
+    events_stddev: float
+    time_avg_s: float
+    time_stddev_s: float
+
+    @classmethod
+    def from_manifest(cls, manifest: Json) -> "CumulativeStats":
+        summary = manifest["summary"]
+        latency = summary["latency_ms"]
+        pct = summary.get("percentile") or {}
+        fair = manifest.get("threads_fairness") or {}
+        return cls(
+            time_total_s=summary["duration_s"],
+            time_interval_s=summary["duration_s"],
+            events=summary["transactions"],
+            reads=summary["queries"]["read"],
+            writes=summary["queries"]["write"],
+            other=summary["queries"]["other"],
+            errors=summary["errors"]["total"],
+            reconnects=summary["reconnects"],
+            latency_min_ms=latency.get("min") or 0.0,
+            latency_avg_ms=latency.get("mean") or 0.0,
+            latency_max_ms=latency.get("max") or 0.0,
+            latency_sum_ms=latency.get("sum") or 0.0,
+            percentile=pct.get("rank") or 0.0,
+            latency_pct_ms=pct.get("latency_ms") or 0.0,
+            events_avg=fair.get("events_avg", 0.0),
+            events_stddev=fair.get("events_stddev", 0.0),
+            time_avg_s=fair.get("execution_time_avg_s", 0.0),
+            time_stddev_s=fair.get("execution_time_stddev_s", 0.0),
+        )
+
+
+def _counter(label: str, count: int, seconds: float) -> str:
+    rate = count / seconds if seconds > 0 else 0.0
+    return f"    {label + ':':<37}{count:<6d} ({rate:.2f} per sec.)"
+
+
+def final_report(s: CumulativeStats) -> str:
+    """db_report_cumulative + sb_report_cumulative."""
+    queries = s.reads + s.writes + s.other
+    if s.percentile > 0:
+        pct_line = f"{_number(s.percentile) + 'th percentile:':>25} {s.latency_pct_ms:27.2f}"
+    else:
+        pct_line = "         percentile stats:               disabled"
+    lines = [
+        "SQL statistics:",
+        "    queries performed:",
+        f"        read:                            {s.reads}",
+        f"        write:                           {s.writes}",
+        f"        other:                           {s.other}",
+        f"        total:                           {queries}",
+        _counter("transactions", s.events, s.time_interval_s),
+        _counter("queries", queries, s.time_interval_s),
+        _counter("ignored errors", s.errors, s.time_interval_s),
+        _counter("reconnects", s.reconnects, s.time_interval_s),
+        "",
+        "General statistics:",
+        f"    total time:                          {s.time_total_s:.4f}s",
+        f"    total number of events:              {s.events}",
+        "",
+        "Latency (ms):",
+        f"         min: {s.latency_min_ms:39.2f}",
+        f"         avg: {s.latency_avg_ms:39.2f}",
+        f"         max: {s.latency_max_ms:39.2f}",
+        pct_line,
+        f"         sum: {s.latency_sum_ms:39.2f}",
+        "",
+        "Threads fairness:",
+        f"    events (avg/stddev):           {s.events_avg:.4f}/{s.events_stddev:3.2f}",
+        f"    execution time (avg/stddev):   {s.time_avg_s:.4f}/{s.time_stddev_s:3.2f}",
+        "",
+    ]
+    return "".join(line + "\n" for line in lines)

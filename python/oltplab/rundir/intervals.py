@@ -1,0 +1,97 @@
+"""intervals.csv: one row per interval, computed from the engine's interval events.
+
+Rates divide the interval's counts by its measured length, as sysbench does. An interval
+with no transactions is kept (a stall is data); its latency cells are left empty.
+"""
+
+from dataclasses import astuple, dataclass, fields
+
+from oltplab._types import Json
+
+NS_PER_MS = 1e6
+
+
+@dataclass(frozen=True)
+class IntervalRow:
+    t_s: float  # end of the interval, seconds since the load started
+    tps: float
+    qps: float
+    reads_per_s: float
+    writes_per_s: float
+    other_per_s: float
+    lat_p50_ms: float | None
+    lat_p95_ms: float | None
+    lat_p99_ms: float | None
+    lat_max_ms: float | None
+    errors_per_s: float
+    reconnects_per_s: float
+    interval_s: float
+    transactions: int
+    queries: int
+    errors: int
+    reconnects: int
+    threads: int
+
+    @classmethod
+    def from_event(cls, event: Json) -> "IntervalRow":
+        interval_s = float(event["interval_s"])
+        transactions = int(event["transactions"])
+        reads, writes, others = int(event["reads"]), int(event["writes"]), int(event["others"])
+        queries = reads + writes + others
+
+        def per_s(n: int) -> float:
+            return n / interval_s if interval_s > 0 else 0.0
+
+        latency = event.get("latency_ns") or {}
+
+        def ms(key: str) -> float | None:
+            value = latency.get(key)
+            return None if transactions == 0 or value is None else value / NS_PER_MS
+
+        return cls(
+            t_s=float(event["t_s"]),
+            tps=per_s(transactions),
+            qps=per_s(queries),
+            reads_per_s=per_s(reads),
+            writes_per_s=per_s(writes),
+            other_per_s=per_s(others),
+            lat_p50_ms=ms("p50"),
+            lat_p95_ms=ms("p95"),
+            lat_p99_ms=ms("p99"),
+            lat_max_ms=ms("max"),
+            errors_per_s=per_s(int(event["errors"])),
+            reconnects_per_s=per_s(int(event["reconnects"])),
+            interval_s=interval_s,
+            transactions=transactions,
+            queries=queries,
+            errors=int(event["errors"]),
+            reconnects=int(event["reconnects"]),
+            threads=int(event["threads_running"]),
+        )
+
+
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(IntervalRow))
+# pandas dtypes, so that a column's type does not depend on the values of one run.
+DTYPES: dict[str, str] = {
+    f.name: "int64" if f.type is int else "float64" for f in fields(IntervalRow)
+}
+
+# Decimals kept per column: µs for times, ns for latencies, 1/1000 for rates.
+_DECIMALS = {"t_s": 6, "interval_s": 6} | {c: 6 for c in COLUMNS if c.endswith("_ms")}
+
+
+def _fixed(value: float, decimals: int) -> str:
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def csv_cells(row: IntervalRow) -> list[str]:
+    cells = []
+    for name, value in zip(COLUMNS, astuple(row), strict=True):
+        if value is None:
+            cells.append("")
+        elif isinstance(value, int):
+            cells.append(str(value))
+        else:
+            cells.append(_fixed(value, _DECIMALS.get(name, 3)))
+    return cells

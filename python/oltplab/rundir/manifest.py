@@ -1,0 +1,179 @@
+"""run.json: the manifest and summary of one run (schema/run.schema.json, docs/run-directory.md).
+
+Pure functions from engine documents to the manifest; writer.py does the I/O.
+"""
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from oltplab._types import Json
+from oltplab._version import __version__
+from oltplab.host import host_facts
+from oltplab.redact import redact_argv, redact_url
+
+SCHEMA_VERSION = 1
+INTERVALS_FILE = "intervals.csv"
+HLOG_FILE = "latency.hlog"
+MANIFEST_FILE = "run.json"
+NS_PER_MS = 1e6
+NS_PER_S = 1e9
+# Engine key of the whole-run transaction histogram, and the name run.json gives it.
+_TRANSACTIONS_KEY, _TRANSACTIONS_NAME = "", "transactions"
+
+
+def iso_utc(epoch_s: float) -> str:
+    stamp = datetime.fromtimestamp(epoch_s, tz=UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
+
+
+def _driver_of(url: str) -> str:
+    return url.split(":", 1)[0]
+
+
+def load_of(options: Mapping[str, Any], interval_s: float | None) -> Json:
+    return {
+        "threads": options.get("threads"),
+        "time_s": options.get("time"),
+        "events": options.get("events"),
+        "rate_per_s": options.get("rate", 0),
+        "report_interval_s": options.get("report_interval"),
+        "interval_s": interval_s,
+    }
+
+
+def initial_manifest(
+    *, workload: str, options: Mapping[str, Any], db_url: str, argv: Sequence[str] | None
+) -> Json:
+    """The manifest written before the load starts: complete=false, no summary."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "oltplab", "version": __version__},
+        "argv": redact_argv(argv) if argv is not None else None,
+        "workload": {"name": workload, "options": dict(options)},
+        "target": {"driver": _driver_of(db_url), "url": redact_url(db_url), "server_version": None},
+        "load": load_of(options, None),
+        "started_at": None,
+        "ended_at": None,
+        "complete": False,
+        "stop_reason": None,
+        "error": None,
+        "host": host_facts(),
+        "summary": None,
+        "threads_fairness": None,
+        "histograms": None,
+        "files": {"intervals": INTERVALS_FILE, "hlog": HLOG_FILE},
+    }
+
+
+def with_started(manifest: Json, started: Json) -> Json:
+    """After the engine's "started" event: connections are open, the clock runs."""
+    load = manifest["load"] | {"threads": started["threads"]}
+    return manifest | {"started_at": iso_utc(started["started_at"]), "load": load}
+
+
+def _ms(ns: float | None) -> float | None:
+    return None if ns is None else ns / NS_PER_MS
+
+
+def summary_of(result: Json) -> Json:
+    duration_s = float(result["duration_s"])
+    transactions = int(result["transactions"])
+    queries = result["queries"]
+
+    def per_s(n: int) -> float:
+        return n / duration_s if duration_s > 0 else 0.0
+
+    lat = result["latency_ns"]
+    # No transaction, no latency: null rather than a misleading 0.
+    have = transactions > 0
+    percentile = float(result["options"].get("percentile", 0) or 0)
+    return {
+        "transactions": transactions,
+        "queries": dict(queries),
+        "tps": per_s(transactions),
+        "qps": per_s(int(queries["total"])),
+        "errors": {
+            "total": result["errors"]["total"],
+            "by_code": dict(result["errors"]["by_code"]),
+        },
+        "reconnects": result["reconnects"],
+        "duration_s": duration_s,
+        "connect_s": result.get("connect_s"),
+        "latency_ms": {
+            key: _ms(lat.get(src)) if have else None
+            for key, src in (
+                ("min", "min"),
+                ("mean", "mean"),
+                ("p50", "p50"),
+                ("p95", "p95"),
+                ("p99", "p99"),
+                ("p99.9", "p99_9"),
+                ("max", "max"),
+                ("sum", "sum"),
+            )
+        },
+        "percentile": {
+            "rank": percentile,
+            "latency_ms": _ms(lat.get("pct")) if have else None,
+        }
+        if percentile > 0
+        else None,
+        "saturated": result.get("saturated", 0),
+    }
+
+
+def fairness_of(threads: Sequence[Json]) -> Json | None:
+    """sysbench's "Threads fairness": mean and population stddev over connections."""
+    if not threads:
+        return None
+
+    def mean_sd(values: list[float]) -> tuple[float, float]:
+        mean = sum(values) / len(values)
+        return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+    events_avg, events_sd = mean_sd([float(t["events"]) for t in threads])
+    time_avg, time_sd = mean_sd([t["latency_sum_ns"] / NS_PER_S for t in threads])
+    return {
+        "events_avg": events_avg,
+        "events_stddev": events_sd,
+        "execution_time_avg_s": time_avg,
+        "execution_time_stddev_s": time_sd,
+    }
+
+
+def final_manifest(manifest: Json, result: Json) -> Json:
+    """The manifest once the engine returned its result (complete, interrupted or failed)."""
+    stop_reason = result["stop_reason"]
+    complete = bool(result["complete"]) and stop_reason in ("time", "events")
+    histograms = {
+        (_TRANSACTIONS_NAME if k == _TRANSACTIONS_KEY else k): v
+        for k, v in (result.get("histograms") or {}).items()
+    }
+    return manifest | {
+        "workload": {"name": result["workload"], "options": dict(result["options"])},
+        "target": manifest["target"]
+        | {"driver": result["driver"], "server_version": result.get("server_version")},
+        "load": load_of(result["options"], result.get("interval_s")),
+        "started_at": iso_utc(result["started_at"]),
+        "ended_at": iso_utc(result["ended_at"]),
+        "complete": complete,
+        "stop_reason": stop_reason,
+        "error": result.get("error"),
+        "summary": summary_of(result),
+        "threads_fairness": fairness_of(result.get("threads") or []),
+        "histograms": histograms or None,
+    }
+
+
+def aborted_manifest(
+    manifest: Json, *, stop_reason: str, error: str | None, ended_at: float
+) -> Json:
+    """The manifest when the engine raised instead of returning a result."""
+    return manifest | {
+        "ended_at": iso_utc(ended_at),
+        "complete": False,
+        "stop_reason": stop_reason,
+        "error": error,
+    }

@@ -1,0 +1,147 @@
+"""prepare, run and cleanup as the API and the CLI share them: resolve the database
+(the default SQLite file when none is given), drive the engine, write the run directory.
+Nothing here prints; callers observe progress through hooks.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from oltplab import engine
+from oltplab._fsutil import remove_empty_dir
+from oltplab._types import EventHandler, Json
+from oltplab.catalog import load_catalog
+from oltplab.defaultdb import DEFAULT_RESULTS_ROOT, DefaultDb
+from oltplab.rundir import Run, RunWriter, create_default_run_dir, create_run_dir
+from oltplab.rundir.manifest import initial_manifest
+
+
+@dataclass(frozen=True)
+class RunResult(Run):
+    """A finished (or interrupted) run: its directory, run.json and the engine's result."""
+
+    raw: Json
+
+    @property
+    def stop_reason(self) -> str:
+        return str(self.manifest["stop_reason"])
+
+
+@dataclass(frozen=True)
+class Hooks:
+    on_event: EventHandler | None = None  # the run's events (started, interval, message)
+    on_auto_prepare: Callable[[DefaultDb], None] | None = None  # the default db is (re)prepared
+    on_prepare_event: EventHandler | None = None  # that prepare's events (message, rows)
+
+
+NO_HOOKS = Hooks()
+
+
+def prepare(
+    workload: str,
+    db: str | None,
+    options: Mapping[str, Any],
+    *,
+    results_root: Path = DEFAULT_RESULTS_ROOT,
+    on_event: EventHandler | None = None,
+) -> Json:
+    """Creates and loads the workload's tables; without `db`, (re)makes the default database."""
+    effective = load_catalog().resolve(workload, options)  # unknown names fail before any work
+    if db is None:
+        default = DefaultDb.for_workload(results_root, workload, effective)
+        return default.prepare(workload, options, on_event)
+    return engine.prepare(engine.build_spec(workload, db, options, create=True), on_event)
+
+
+def cleanup(
+    workload: str,
+    db: str | None,
+    options: Mapping[str, Any],
+    *,
+    results_root: Path = DEFAULT_RESULTS_ROOT,
+    on_event: EventHandler | None = None,
+) -> Json:
+    """Drops the workload's tables; without `db`, deletes the default database file.
+
+    Returns the engine's cleanup result, or {"workload", "db", "removed": bool} for the
+    default database.
+    """
+    effective = load_catalog().resolve(workload, options)
+    if db is None:
+        default = DefaultDb.for_workload(results_root, workload, effective)
+        return {"workload": workload, "db": default.url, "removed": default.remove()}
+    return engine.cleanup(engine.build_spec(workload, db, options), on_event)
+
+
+def _target(
+    workload: str,
+    db: str | None,
+    options: Mapping[str, Any],
+    effective: Mapping[str, Any],
+    results_root: Path,
+    hooks: Hooks,
+) -> str:
+    """The database URL to run against, preparing the default database if needed."""
+    if db is not None:
+        return db
+    default = DefaultDb.for_workload(results_root, workload, effective)
+    if not default.is_current():
+        if hooks.on_auto_prepare is not None:
+            hooks.on_auto_prepare(default)
+        default.prepare(workload, options, hooks.on_prepare_event)
+    return default.url
+
+
+def run(
+    workload: str,
+    db: str | None,
+    options: Mapping[str, Any],
+    *,
+    out: Path | None = None,
+    argv: Sequence[str] | None = None,
+    results_root: Path = DEFAULT_RESULTS_ROOT,
+    hooks: Hooks = NO_HOOKS,
+) -> RunResult:
+    """Runs the load and writes its run directory (`out`, or one under `results_root`).
+
+    Ctrl-C: the engine returns the partial result, written with complete=false. If the
+    engine raises after the load started, run.json is marked incomplete and the error
+    re-raised; if it raises before, the run directory is removed.
+    """
+    effective = load_catalog().resolve(workload, options)
+    # The run directory first, so that a bad --out fails before any work.
+    if out is None:
+        run_dir, created = create_default_run_dir(results_root, workload, datetime.now()), True
+    else:
+        run_dir, created = out, create_run_dir(out)
+    try:
+        db_url = _target(workload, db, options, effective, results_root, hooks)
+        manifest = initial_manifest(workload=workload, options=effective, db_url=db_url, argv=argv)
+        writer = RunWriter.create(run_dir, manifest, created_dir=created)
+    except BaseException:
+        if created:
+            remove_empty_dir(run_dir)
+        raise
+
+    started = False
+
+    def handle(event: Json) -> None:
+        nonlocal started
+        started = started or event.get("event") == "started"
+        writer.on_event(event)
+        if hooks.on_event is not None:
+            hooks.on_event(event)
+
+    try:
+        result = engine.run(engine.build_spec(workload, db_url, options), handle)
+    except BaseException as e:
+        if not started:
+            writer.discard()  # nothing was measured: leave nothing behind
+        elif isinstance(e, KeyboardInterrupt):
+            writer.abort(stop_reason="interrupted", error=None)
+        else:
+            writer.abort(stop_reason="error", error=str(e) or type(e).__name__)
+        raise
+    return RunResult(run_dir, writer.finish(result), raw=result)
