@@ -4,6 +4,7 @@
 
 mod fake;
 mod sqlite;
+mod sqlite_queue;
 mod target;
 
 pub use fake::FakeConn;

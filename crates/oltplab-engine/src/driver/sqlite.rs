@@ -4,13 +4,14 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ErrorCode, OpenFlags, ToSql};
 
+use super::sqlite_queue::{queue_for, WriteQueue};
 use super::target::SqliteTarget;
 use super::{DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::error::{EngineError, Result};
@@ -22,6 +23,35 @@ struct Session {
     conn: rusqlite::Connection,
     sqls: Vec<String>,
     sql_log: Option<std::fs::File>,
+    writes: Arc<WriteQueue>,
+    /// This connection holds its turn in the write queue.
+    writing: bool,
+}
+
+impl Session {
+    /// A statement that may write waits for its turn, unless its transaction already has it.
+    fn before(&mut self, readonly: bool) {
+        if !readonly && !self.writing {
+            self.writes.acquire();
+            self.writing = true;
+        }
+    }
+
+    /// The turn ends with the transaction (or with the autocommit statement).
+    fn after(&mut self) {
+        if self.writing && self.conn.is_autocommit() {
+            self.writing = false;
+            self.writes.release();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.writing {
+            self.writes.release();
+        }
+    }
 }
 
 pub struct SqliteConn {
@@ -80,12 +110,17 @@ impl SqliteConn {
         let params = params.to_vec();
         self.call(move |s| {
             let sql = s.sqls.get(id.0).ok_or_else(|| DbError::fatal("OLTPLAB", format!("no statement {}", id.0)))?;
+            let sql = sql.clone();
+            let readonly = s.conn.prepare_cached(&sql).map_err(|e| db_error(&e))?.readonly();
+            s.before(readonly);
             let before = s.conn.total_changes();
-            let mut stmt = s.conn.prepare_cached(sql).map_err(|e| db_error(&e))?;
+            let mut stmt = s.conn.prepare_cached(&sql).map_err(|e| db_error(&e))?;
             let result = run_statement(&mut stmt, &params, fetch, before, &s.conn);
             if let Some(file) = &mut s.sql_log {
                 log_line(file, &stmt.expanded_sql().unwrap_or_default());
             }
+            drop(stmt);
+            s.after();
             result.map_err(|e| db_error(&e))
         })
         .await?
@@ -94,12 +129,16 @@ impl SqliteConn {
     pub async fn query(&mut self, sql: &str, fetch: Fetch) -> DbResult<QueryResult> {
         let sql = sql.to_owned();
         self.call(move |s| {
+            let readonly = s.conn.prepare(&sql).map_err(|e| db_error(&e))?.readonly();
+            s.before(readonly);
             let before = s.conn.total_changes();
             let mut stmt = s.conn.prepare(&sql).map_err(|e| db_error(&e))?;
             let result = run_statement(&mut stmt, &[], fetch, before, &s.conn);
             if let Some(file) = &mut s.sql_log {
                 log_line(file, &sql);
             }
+            drop(stmt);
+            s.after();
             result.map_err(|e| db_error(&e))
         })
         .await?
@@ -136,7 +175,7 @@ fn open_session(target: &SqliteTarget) -> Result<Session> {
         ),
         None => None,
     };
-    Ok(Session { conn, sqls: Vec::new(), sql_log })
+    Ok(Session { conn, sqls: Vec::new(), sql_log, writes: queue_for(path), writing: false })
 }
 
 /// One line per statement, written with one call so that connections sharing
