@@ -1,6 +1,6 @@
 """End to end: the `oltplab` command as a subprocess, through the real engine, on SQLite.
 
-These tests need the compiled engine; they are skipped while it is not built.
+They need the compiled engine (`make build-dev`); without it they fail, never skip.
 """
 
 import json
@@ -12,14 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
-try:
-    import oltplab._core
-except ImportError:  # pragma: no cover - removed once the engine is always built first
-    pytest.skip(
-        "the engine (oltplab._core) is not built: run `make build-dev`", allow_module_level=True
-    )
-
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 

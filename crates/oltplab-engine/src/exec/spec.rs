@@ -57,6 +57,13 @@ impl LoadShape {
                 "percentile to print in latency statistics (0-100, fractions allowed); 0 disables it",
             ),
             OptDef::bool("histogram", false, "print the latency histogram in the report"),
+            OptDef::choice(
+                "sql_log",
+                "",
+                &[],
+                "debugging: append every statement the database executes, with its parameters, to this \
+                 file (SQLite; slows the run)",
+            ),
         ]
     }
 
@@ -106,7 +113,11 @@ impl Spec {
         }
         options.force("rand_seed", load.rand_seed);
         let workload = Workload::new(&self.workload, &options, load.threads)?;
-        let target = Target::parse(&self.db, &self.target)?;
+        let mut target_options = self.target.clone();
+        if !options.str("sql_log").is_empty() {
+            target_options.sql_log = Some(options.str("sql_log").into());
+        }
+        let target = Target::parse(&self.db, &target_options)?;
         Ok(Resolved { workload, load, target, options })
     }
 }
