@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help install build-dev build-release format lint test-rust test-py test
+.PHONY: help install build-dev build-release format docs lint test-rust test-py test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-14s %s\n",$$1,$$2}'
@@ -30,6 +30,9 @@ format: ## rustfmt + ruff format + ruff --fix
 	cargo fmt --all
 	$(BIN)/ruff format python tests
 	$(BIN)/ruff check --fix python tests
+
+docs: build-dev ## regenerate docs/options.md from the engine's option catalogue
+	$(BIN)/python -m oltplab.options_doc > docs/options.md
 
 lint: build-dev ## rustfmt --check, clippy -D warnings, ruff, mypy --strict, stubtest
 	cargo fmt --all --check
