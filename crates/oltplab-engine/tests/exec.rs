@@ -8,7 +8,7 @@ use oltplab_engine::result::{RunResult, StopReason};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-fn spec(workload: &str, db: &str, options: serde_json::Value) -> Spec {
+fn spec(workload: &str, db: &str, options: &serde_json::Value) -> Spec {
     Spec::from_json(&json!({"workload": workload, "db": db, "options": options}).to_string()).unwrap()
 }
 
@@ -29,7 +29,7 @@ fn intervals(events: &[Progress]) -> Vec<&exec::IntervalReport> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_limit_is_exact_and_intervals_add_up() {
     let s =
-        spec("oltp_read_write", "fake://", json!({"threads": 4, "events": 500, "time": 0, "report_interval": 0.05}));
+        spec("oltp_read_write", "fake://", &json!({"threads": 4, "events": 500, "time": 0, "report_interval": 0.05}));
     let (r, events) = run_collect(&s, Stop::new()).await;
     assert_eq!(r.stop_reason, StopReason::Events);
     assert!(r.complete);
@@ -50,7 +50,7 @@ async fn events_limit_is_exact_and_intervals_add_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ignorable_errors_are_counted_and_the_event_retried() {
     // Every 37th statement fails: about half the 16-statement events need a retry, all 200 complete.
-    let s = spec("oltp_read_only", "fake://?fail_every=37", json!({"threads": 2, "events": 200, "time": 0}));
+    let s = spec("oltp_read_only", "fake://?fail_every=37", &json!({"threads": 2, "events": 200, "time": 0}));
     let (r, _) = run_collect(&s, Stop::new()).await;
     assert_eq!(r.transactions, 200);
     assert!(r.errors.total > 0);
@@ -61,7 +61,7 @@ async fn ignorable_errors_are_counted_and_the_event_retried() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn time_limit_ends_the_run() {
-    let s = spec("oltp_point_select", "fake://?latency_us=100", json!({"threads": 2, "time": 0.3}));
+    let s = spec("oltp_point_select", "fake://?latency_us=100", &json!({"threads": 2, "time": 0.3}));
     let (r, events) = run_collect(&s, Stop::new()).await;
     assert_eq!(r.stop_reason, StopReason::Time);
     assert!(r.duration_s >= 0.3 && r.duration_s < 1.0, "{}", r.duration_s);
@@ -71,7 +71,7 @@ async fn time_limit_ends_the_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_signal_returns_a_partial_result_quickly() {
-    let s = spec("oltp_point_select", "fake://?latency_us=200", json!({"threads": 3, "time": 60}));
+    let s = spec("oltp_point_select", "fake://?latency_us=200", &json!({"threads": 3, "time": 60}));
     let stop = Stop::new();
     let stopper = stop.clone();
     tokio::spawn(async move {
@@ -89,10 +89,10 @@ async fn a_stop_signal_returns_a_partial_result_quickly() {
 
 #[tokio::test]
 async fn bad_options_are_config_errors() {
-    let s = spec("oltp_read_write", "fake://", json!({"threads": 0}));
+    let s = spec("oltp_read_write", "fake://", &json!({"threads": 0}));
     let e = exec::run(&s, &Sink::none(), Stop::new()).await.unwrap_err();
     assert!(e.to_string().contains("--threads must be an integer from 1"), "{e}");
-    let s = spec("oltp_nonsense", "fake://", json!({}));
+    let s = spec("oltp_nonsense", "fake://", &json!({}));
     let e = exec::run(&s, &Sink::none(), Stop::new()).await.unwrap_err();
     assert!(e.to_string().contains("unknown workload"), "{e}");
 }

@@ -68,7 +68,9 @@ mod tests {
             .collect();
         std::thread::sleep(std::time::Duration::from_millis(50));
         q.release();
-        handles.into_iter().for_each(|h| h.join().unwrap());
+        for h in handles {
+            h.join().unwrap();
+        }
         assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
     }
 
