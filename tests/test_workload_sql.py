@@ -29,8 +29,8 @@ WRITES = [
 ]
 RANGE = rf"k BETWEEN {N} AND {N}"
 EVENTS = 4
-# Before the load: a check that each table exists, and the version query.
-PREFLIGHT = re.compile(r"SELECT id FROM sbtest\d+ LIMIT 1|SELECT sqlite_version\(\)")
+# Before the load: a check that each table exists, and the version and settings queries.
+PREFLIGHT = re.compile(r"SELECT id FROM sbtest\d+ LIMIT 1|SELECT sqlite_version\(\)|PRAGMA \w+")
 
 
 def run_logged(tmp_path: Path, workload: str, **options: Any) -> tuple[list[str], dict[str, Any]]:

@@ -24,6 +24,8 @@ pub struct RunResult {
     pub options: Options,
     pub driver: String,
     pub server_version: String,
+    /// The server's global variables as read at connect time.
+    pub server_variables: BTreeMap<String, String>,
     /// False when interrupted or stopped by an error.
     pub complete: bool,
     pub stop_reason: StopReason,

@@ -154,7 +154,11 @@ def final_manifest(manifest: Json, result: Json) -> Json:
     return manifest | {
         "workload": {"name": result["workload"], "options": dict(result["options"])},
         "target": manifest["target"]
-        | {"driver": result["driver"], "server_version": result.get("server_version")},
+        | {
+            "driver": result["driver"],
+            "server_version": result.get("server_version"),
+            "server_variables": dict(result.get("server_variables") or {}),
+        },
         "load": load_of(result["options"], result.get("interval_s")),
         "started_at": iso_utc(result["started_at"]),
         "ended_at": iso_utc(result["ended_at"]),

@@ -3,13 +3,23 @@
 //! no async-trait) so the hot path stays monomorphic.
 
 mod fake;
+mod mysql;
+mod postgres;
 mod sqlite;
 mod sqlite_queue;
 mod target;
+pub mod url;
+
+/// Defaults shared with the option catalogue.
+pub mod target_defaults {
+    pub const MYSQL_IGNORE_ERRORS: &str = super::target::DEFAULT_MYSQL_IGNORE_ERRORS;
+}
 
 pub use fake::FakeConn;
+pub use mysql::MysqlConn;
+pub use postgres::PostgresConn;
 pub use sqlite::SqliteConn;
-pub use target::{SqliteTarget, Target, TargetOptions};
+pub use target::{MysqlTarget, PostgresTarget, PsMode, SqliteTarget, Target, TargetOptions};
 
 use std::fmt;
 
@@ -117,7 +127,28 @@ pub type DbResult<T> = std::result::Result<T, DbError>;
 /// One open connection to the target.
 pub enum Conn {
     Sqlite(SqliteConn),
+    Mysql(MysqlConn),
+    Postgres(PostgresConn),
     Fake(FakeConn),
+}
+
+/// What the server says about itself, recorded in run.json.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ServerInfo {
+    pub version: String,
+    /// Global variables (MySQL `SHOW GLOBAL VARIABLES`, PostgreSQL `pg_settings`, SQLite pragmas).
+    pub variables: std::collections::BTreeMap<String, String>,
+}
+
+/// The server's connection and statement limits, for the pre-flight check.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServerLimits {
+    pub max_connections: Option<u64>,
+    /// Connections open now (ours included).
+    pub connections_in_use: Option<u64>,
+    /// MySQL's `max_prepared_stmt_count` and the count in use now.
+    pub max_prepared_stmts: Option<u64>,
+    pub prepared_stmts_in_use: Option<u64>,
 }
 
 impl Conn {
@@ -125,6 +156,8 @@ impl Conn {
     pub async fn open(target: &Target) -> Result<Self> {
         match target {
             Target::Sqlite(t) => Ok(Conn::Sqlite(SqliteConn::open(t).await?)),
+            Target::Mysql(t) => Ok(Conn::Mysql(MysqlConn::open(t).await?)),
+            Target::Postgres(t) => Ok(Conn::Postgres(PostgresConn::open(t).await?)),
             Target::Fake(t) => Ok(Conn::Fake(FakeConn::new(t.clone()))),
         }
     }
@@ -133,6 +166,8 @@ impl Conn {
     pub async fn prepare(&mut self, sqls: &[String]) -> DbResult<()> {
         match self {
             Conn::Sqlite(c) => c.prepare(sqls).await,
+            Conn::Mysql(c) => c.prepare(sqls).await,
+            Conn::Postgres(c) => c.prepare(sqls).await,
             Conn::Fake(c) => c.prepare(sqls),
         }
     }
@@ -141,6 +176,8 @@ impl Conn {
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         match self {
             Conn::Sqlite(c) => c.execute(id, params, fetch).await,
+            Conn::Mysql(c) => c.execute(id, params, fetch).await,
+            Conn::Postgres(c) => c.execute(id, params, fetch).await,
             Conn::Fake(c) => c.execute(id, params, fetch).await,
         }
     }
@@ -149,6 +186,8 @@ impl Conn {
     pub async fn query(&mut self, sql: &str, fetch: Fetch) -> DbResult<QueryResult> {
         match self {
             Conn::Sqlite(c) => c.query(sql, fetch).await,
+            Conn::Mysql(c) => c.query(sql, fetch).await,
+            Conn::Postgres(c) => c.query(sql, fetch).await,
             Conn::Fake(c) => c.query(sql, fetch).await,
         }
     }
@@ -157,14 +196,54 @@ impl Conn {
     pub async fn reconnect(&mut self) -> DbResult<()> {
         match self {
             Conn::Sqlite(c) => c.reconnect().await,
+            Conn::Mysql(c) => c.reconnect().await,
+            Conn::Postgres(c) => c.reconnect().await,
             Conn::Fake(c) => c.reconnect(),
         }
+    }
+
+    /// Version and global variables, as run.json records them.
+    pub async fn server_info(&mut self) -> DbResult<ServerInfo> {
+        match self {
+            Conn::Mysql(c) => c.server_info().await,
+            Conn::Postgres(c) => c.server_info().await,
+            Conn::Sqlite(_) | Conn::Fake(_) => {
+                let mut info =
+                    ServerInfo { version: self.scalar("SELECT sqlite_version()").await?, ..ServerInfo::default() };
+                for pragma in ["journal_mode", "synchronous", "page_size", "cache_size", "busy_timeout"] {
+                    let value = self.scalar(&format!("PRAGMA {pragma}")).await?;
+                    info.variables.insert(pragma.to_string(), value);
+                }
+                Ok(info)
+            }
+        }
+    }
+
+    /// Connection and statement limits, for the pre-flight check (none for an embedded database).
+    pub async fn limits(&mut self) -> DbResult<ServerLimits> {
+        match self {
+            Conn::Mysql(c) => c.limits().await,
+            Conn::Postgres(c) => c.limits().await,
+            Conn::Sqlite(_) | Conn::Fake(_) => Ok(ServerLimits::default()),
+        }
+    }
+
+    /// The first column of the first row, as text.
+    pub async fn scalar(&mut self, sql: &str) -> DbResult<String> {
+        let r = self.query(sql, Fetch::Rows).await?;
+        Ok(match r.rows.first().and_then(|row| row.first()) {
+            Some(Value::Text(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        })
     }
 
     /// SQL dialect, for the few statements that differ between servers (DDL).
     pub fn dialect(&self) -> Dialect {
         match self {
             Conn::Sqlite(_) => Dialect::Sqlite,
+            Conn::Mysql(_) => Dialect::Mysql,
+            Conn::Postgres(_) => Dialect::Postgres,
             // The fake stands in for sysbench's reference server, so it speaks MySQL's SQL.
             Conn::Fake(_) => Dialect::Mysql,
         }

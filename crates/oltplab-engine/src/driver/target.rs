@@ -5,12 +5,16 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::fake::FakeTarget;
+use super::url::NetTarget;
 use crate::error::{EngineError, Result};
 
 /// Where the load goes.
 #[derive(Debug, Clone)]
 pub enum Target {
     Sqlite(SqliteTarget),
+    /// MariaDB, MySQL, Percona Server (the MySQL protocol).
+    Mysql(MysqlTarget),
+    Postgres(PostgresTarget),
     /// Deterministic in-process driver for engine tests (`fake://?latency_us=50&fail_every=0`).
     Fake(FakeTarget),
 }
@@ -25,6 +29,29 @@ pub struct SqliteTarget {
     pub sql_log: Option<PathBuf>,
 }
 
+/// sysbench's `--db-ps-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PsMode {
+    /// Server-side prepared statements (sysbench's `auto`).
+    Auto,
+    /// Statements sent as text with their parameters inlined.
+    Disable,
+}
+
+#[derive(Debug, Clone)]
+pub struct MysqlTarget {
+    pub net: NetTarget,
+    pub ps_mode: PsMode,
+    /// `--mysql-ignore-errors`: server error numbers that make the event retry; None means `all`.
+    pub ignore_errors: Option<Vec<u16>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PostgresTarget {
+    pub net: NetTarget,
+    pub ps_mode: PsMode,
+}
+
 /// Driver options that come with the target rather than the workload.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -33,12 +60,47 @@ pub struct TargetOptions {
     pub sqlite_busy_timeout_ms: u64,
     /// Debugging: log every statement the server executes (slows the run).
     pub sql_log: Option<PathBuf>,
+    /// `auto` or `disable`.
+    pub db_ps_mode: String,
+    /// Comma-separated error numbers, or `all`.
+    pub mysql_ignore_errors: String,
 }
 
 impl Default for TargetOptions {
     fn default() -> Self {
-        Self { create: false, sqlite_busy_timeout_ms: 5000, sql_log: None }
+        Self {
+            create: false,
+            sqlite_busy_timeout_ms: 5000,
+            sql_log: None,
+            db_ps_mode: "auto".into(),
+            mysql_ignore_errors: DEFAULT_MYSQL_IGNORE_ERRORS.into(),
+        }
     }
+}
+
+/// sysbench's default: deadlock, "record has changed", lock wait timeout.
+pub const DEFAULT_MYSQL_IGNORE_ERRORS: &str = "1213,1020,1205";
+
+fn ps_mode(opts: &TargetOptions) -> Result<PsMode> {
+    match opts.db_ps_mode.as_str() {
+        "auto" => Ok(PsMode::Auto),
+        "disable" => Ok(PsMode::Disable),
+        other => Err(EngineError::config(format!("--db-ps-mode must be auto or disable, got '{other}'"))),
+    }
+}
+
+fn ignore_list(text: &str) -> Result<Option<Vec<u16>>> {
+    if text.split(',').any(|t| t.trim() == "all") {
+        return Ok(None);
+    }
+    let codes = text.split(',').map(str::trim).filter(|t| !t.is_empty()).map(|t| {
+        t.parse::<u16>().map_err(|_| {
+            EngineError::config(format!(
+                "--mysql-ignore-errors: '{t}' is not an error number; give a list such as 1213,1205 or 'all'"
+            ))
+        })
+    });
+    Ok(Some(codes.collect::<Result<Vec<_>>>()?))
 }
 
 impl Target {
@@ -58,9 +120,15 @@ impl Target {
                 }))
             }
             "fake" => Ok(Target::Fake(FakeTarget::parse(rest)?)),
-            "mysql" | "mariadb" | "postgresql" | "postgres" => Err(EngineError::config(format!(
-                "--db {scheme}://... is not supported by this build yet; use --db sqlite:///path.db"
-            ))),
+            "mysql" | "mariadb" => Ok(Target::Mysql(MysqlTarget {
+                net: NetTarget::parse(url, rest, 3306)?,
+                ps_mode: ps_mode(opts)?,
+                ignore_errors: ignore_list(&opts.mysql_ignore_errors)?,
+            })),
+            "postgresql" | "postgres" | "pgsql" => Ok(Target::Postgres(PostgresTarget {
+                net: NetTarget::parse(url, rest, 5432)?,
+                ps_mode: ps_mode(opts)?,
+            })),
             _ => Err(bad_url(url)),
         }
     }
@@ -68,7 +136,8 @@ impl Target {
     pub fn dialect(&self) -> super::Dialect {
         match self {
             Target::Sqlite(_) => super::Dialect::Sqlite,
-            Target::Fake(_) => super::Dialect::Mysql,
+            Target::Mysql(_) | Target::Fake(_) => super::Dialect::Mysql,
+            Target::Postgres(_) => super::Dialect::Postgres,
         }
     }
 
@@ -76,6 +145,8 @@ impl Target {
     pub fn driver_name(&self) -> &'static str {
         match self {
             Target::Sqlite(_) => "sqlite",
+            Target::Mysql(_) => "mysql",
+            Target::Postgres(_) => "pgsql",
             Target::Fake(_) => "fake",
         }
     }
@@ -83,8 +154,9 @@ impl Target {
 
 fn bad_url(url: &str) -> EngineError {
     EngineError::config(format!(
-        "--db '{url}' is not a database URL; use sqlite:///path/to/file.db, \
-         mysql://user:pass@host:port/db or postgresql://user:pass@host:port/db"
+        "--db '{}' is not a database URL; use sqlite:///path/to/file.db, \
+         mysql://user:pass@host:port/db or postgresql://user:pass@host:port/db",
+        super::url::redact(url)
     ))
 }
 

@@ -18,7 +18,7 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     let Resolved { workload, load, target, options } = spec.resolve()?;
     let started = Instant::now();
     let mut probe = open_one(&target, &[]).await?;
-    let server_version = probe.server_version().await.unwrap_or_default();
+    let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
     drop(probe);
     let tables = workload.prepare_units();
     let workers = load.threads.min(tables).max(1);
@@ -66,7 +66,7 @@ pub async fn cleanup(spec: &Spec, sink: &Sink) -> Result<PrepareResult> {
     let Resolved { workload, target, options, .. } = spec.resolve()?;
     let started = Instant::now();
     let mut conn = open_one(&target, &[]).await?;
-    let server_version = conn.server_version().await.unwrap_or_default();
+    let server_version = conn.server_info().await.map(|i| i.version).unwrap_or_default();
     let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
     workload.cleanup(&mut conn, &mut progress).await?;
     Ok(PrepareResult {

@@ -12,7 +12,7 @@ use super::progress::{EncodedHistogram, IntervalReport, Progress, Sink};
 use super::spec::{LoadShape, Resolved, Spec};
 use super::stop::Stop;
 use super::worker::{run_worker, Shared, WorkerTotals};
-use crate::driver::Conn;
+use crate::driver::ServerInfo;
 use crate::error::{EngineError, Result};
 use crate::rand::Rng;
 use crate::result::{RunResult, StopReason};
@@ -31,7 +31,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let sqls: Vec<String> = statements.iter().map(|(sql, _)| sql.clone()).collect();
 
     let connect_start = Instant::now();
-    let server_version = check_target(&target, &workload).await?;
+    let server = check_target(&target, &workload).await?;
     let conns = open_all(&target, load.threads, &sqls).await?;
     let connect_s = connect_start.elapsed().as_secs_f64();
 
@@ -88,7 +88,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         sink.send(Progress::Interval(reporter.interval(&shared, duration_s)));
     }
 
-    let ended = Ended { started_at, connect_s, duration_s, server_version, options, driver: target.driver_name() };
+    let ended = Ended { started_at, connect_s, duration_s, server, options, driver: target.driver_name() };
     Ok(assemble(&shared, reporter, &load, totals, ended))
 }
 
@@ -97,7 +97,7 @@ struct Ended {
     started_at: f64,
     connect_s: f64,
     duration_s: f64,
-    server_version: String,
+    server: ServerInfo,
     options: crate::workload::options::Options,
     driver: &'static str,
 }
@@ -119,7 +119,8 @@ fn assemble(shared: &Shared, reporter: Reporter, load: &LoadShape, threads: Vec<
         workload: shared.workload.name().to_string(),
         options: e.options,
         driver: e.driver.to_string(),
-        server_version: e.server_version,
+        server_version: e.server.version,
+        server_variables: e.server.variables,
         complete: matches!(stop_reason, StopReason::Time | StopReason::Events),
         error,
         stop_reason,
@@ -143,10 +144,10 @@ fn assemble(shared: &Shared, reporter: Reporter, load: &LoadShape, threads: Vec<
 }
 
 /// One connection first: a missing table or a bad path fails here, before the other connections open.
-async fn check_target(target: &crate::driver::Target, workload: &crate::workload::Workload) -> Result<String> {
+async fn check_target(target: &crate::driver::Target, workload: &crate::workload::Workload) -> Result<ServerInfo> {
     let mut first = super::connect::open_one(target, &[]).await?;
     workload.check(&mut first).await?;
-    Ok(first.server_version().await.unwrap_or_default())
+    first.server_info().await.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
 }
 
 pub fn epoch_s(t: SystemTime) -> f64 {
@@ -204,22 +205,5 @@ impl Reporter {
         self.last_s = t_s;
         self.intervals += 1;
         report
-    }
-}
-
-impl Conn {
-    /// The server's version string (SQLite's library version for SQLite).
-    pub async fn server_version(&mut self) -> Result<String> {
-        let sql = match self.dialect() {
-            crate::driver::Dialect::Sqlite => "SELECT sqlite_version()",
-            crate::driver::Dialect::Mysql => "SELECT VERSION()",
-            crate::driver::Dialect::Postgres => "SHOW server_version",
-        };
-        let r = self.query(sql, crate::driver::Fetch::Rows).await.map_err(|e| EngineError::Driver(e.to_string()))?;
-        Ok(match r.rows.first().and_then(|row| row.first()) {
-            Some(crate::driver::Value::Text(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => String::new(),
-        })
     }
 }

@@ -57,6 +57,12 @@ impl LoadShape {
                 "percentile to print in latency statistics (0-100, fractions allowed); 0 disables it",
             ),
             OptDef::bool("histogram", false, "print the latency histogram in the report"),
+            OptDef::choice("db_ps_mode", "auto", &["auto", "disable"], "prepared statements usage mode"),
+            OptDef::list(
+                "mysql_ignore_errors",
+                crate::driver::target_defaults::MYSQL_IGNORE_ERRORS,
+                "list of MySQL errors that make the event retry (after a ROLLBACK), or \"all\"",
+            ),
             OptDef::choice(
                 "sql_log",
                 "",
@@ -117,6 +123,8 @@ impl Spec {
         if !options.str("sql_log").is_empty() {
             target_options.sql_log = Some(options.str("sql_log").into());
         }
+        target_options.db_ps_mode = options.str("db_ps_mode").to_string();
+        target_options.mysql_ignore_errors = options.str("mysql_ignore_errors").to_string();
         let target = Target::parse(&self.db, &target_options)?;
         Ok(Resolved { workload, load, target, options })
     }
