@@ -242,10 +242,9 @@ impl Conn {
     pub fn dialect(&self) -> Dialect {
         match self {
             Conn::Sqlite(_) => Dialect::Sqlite,
-            Conn::Mysql(_) => Dialect::Mysql,
-            Conn::Postgres(_) => Dialect::Postgres,
             // The fake stands in for sysbench's reference server, so it speaks MySQL's SQL.
-            Conn::Fake(_) => Dialect::Mysql,
+            Conn::Mysql(_) | Conn::Fake(_) => Dialect::Mysql,
+            Conn::Postgres(_) => Dialect::Postgres,
         }
     }
 }
