@@ -29,4 +29,7 @@ impl PostgresConn {
     pub async fn limits(&mut self) -> DbResult<ServerLimits> {
         Err(DbError::fatal("OLTPLAB", "not built"))
     }
+    pub async fn bulk_load(&mut self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> DbResult<u64> {
+        Err(DbError::fatal("OLTPLAB", "not built"))
+    }
 }
