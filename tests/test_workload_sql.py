@@ -36,7 +36,11 @@ PREFLIGHT = re.compile(r"SELECT id FROM sbtest\d+ LIMIT 1|SELECT sqlite_version\
 def run_logged(tmp_path: Path, workload: str, **options: Any) -> tuple[list[str], dict[str, Any]]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     db = f"sqlite://{tmp_path / 'sb.db'}"
-    data: dict[str, Any] = {"tables": 2, "table_size": 1000, "rand_seed": 7}
+    data: dict[str, Any] = {
+        "tables": 2,
+        "table_size": 1000,
+        "rand_seed": options.pop("rand_seed", 7),
+    }
     if workload.startswith("select_random"):
         data["tables"] = 1
     oltplab.prepare(workload, db, threads=2, **data)
@@ -150,3 +154,23 @@ def test_random_ranges_span_delta(tmp_path: Path) -> None:
     for line in lines:
         bounds = [int(x) for x in re.findall(r"BETWEEN (\d+) AND (\d+)", line) for x in x]
         assert all(hi - lo == 7 for lo, hi in zip(bounds[::2], bounds[1::2], strict=True))
+
+
+def _table_rows(db_path: Path) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    with sqlite3.connect(db_path) as con:
+        return con.execute("SELECT id, k, c, pad FROM sbtest1 ORDER BY id").fetchall()
+
+
+def test_rand_seed_makes_prepare_and_run_reproducible(tmp_path: Path) -> None:
+    logs, data = [], []
+    for attempt in ("a", "b", "c"):
+        seed = 11 if attempt != "c" else 12
+        lines, _ = run_logged(tmp_path / attempt, "oltp_read_write", rand_seed=seed, threads=1)
+        logs.append(lines)
+        data.append(_table_rows(tmp_path / attempt / "sb.db"))
+    assert logs[0] == logs[1]
+    assert data[0] == data[1]
+    assert logs[0] != logs[2]  # another seed, other statements and other data
+    assert data[0] != data[2]
