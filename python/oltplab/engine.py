@@ -5,6 +5,7 @@ progress events through a callback. This module turns them into dicts and back a
 does nothing else; the engine validates options and maps its errors to exceptions.
 """
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -69,8 +70,22 @@ def prepare(spec: Json, on_event: EventHandler | None = None) -> Json:
     return result
 
 
+def raise_open_files_limit() -> None:
+    """Lifts the soft limit on open files to the hard one: thousands of connections need
+    thousands of sockets, and the engine's pre-flight check fails on a default of 1024."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        # On failure the engine's pre-flight check says what to do.
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
 def run(spec: Json, on_event: EventHandler | None = None) -> Json:
     """Runs the load. Ctrl-C returns the partial result with stop_reason "interrupted"."""
+    raise_open_files_limit()
     result: Json = json.loads(_load_core().run(json.dumps(spec), _adapt(on_event)))
     return result
 

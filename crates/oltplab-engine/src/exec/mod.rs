@@ -1,6 +1,7 @@
 //! The executor: prepare, run and cleanup over a workload and a driver.
 
 mod connect;
+mod preflight;
 mod prepare;
 mod progress;
 mod run;

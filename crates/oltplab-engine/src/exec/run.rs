@@ -31,7 +31,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let sqls: Vec<String> = statements.iter().map(|(sql, _)| sql.clone()).collect();
 
     let connect_start = Instant::now();
-    let server = check_target(&target, &workload).await?;
+    let server = check_target(&target, &workload, load.threads, sqls.len()).await?;
     let conns = open_all(&target, load.threads, &sqls).await?;
     let connect_s = connect_start.elapsed().as_secs_f64();
 
@@ -143,10 +143,17 @@ fn assemble(shared: &Shared, reporter: Reporter, load: &LoadShape, threads: Vec<
     }
 }
 
-/// One connection first: a missing table or a bad path fails here, before the other connections open.
-async fn check_target(target: &crate::driver::Target, workload: &crate::workload::Workload) -> Result<ServerInfo> {
+/// One connection first: a missing table, a bad path or too low a limit fails here, before the others open.
+async fn check_target(
+    target: &crate::driver::Target,
+    workload: &crate::workload::Workload,
+    threads: usize,
+    statements: usize,
+) -> Result<ServerInfo> {
     let mut first = super::connect::open_one(target, &[]).await?;
     workload.check(&mut first).await?;
+    let limits = first.limits().await.unwrap_or_default();
+    super::preflight::check(target, &limits, threads as u64, statements as u64)?;
     first.server_info().await.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
 }
 
