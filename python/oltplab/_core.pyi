@@ -68,7 +68,8 @@ def prepare(spec_json: str, on_event: Callable[[str], None] | None = None) -> st
 def run(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
     """Runs the load.
 
-    Ctrl-C stops it and returns the partial result with stop_reason "interrupted".
+    Ctrl-C stops it and returns the partial result with stop_reason "interrupted";
+    before the load starts (while connecting) it raises KeyboardInterrupt.
     """
 
 def cleanup(spec_json: str, on_event: Callable[[str], None] | None = None) -> str: ...

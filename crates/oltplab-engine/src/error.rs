@@ -18,6 +18,9 @@ pub enum EngineError {
     /// A database error that makes the run meaningless (exit code 1).
     #[error("{0}")]
     Driver(String),
+    /// Ctrl-C before any load started, or during prepare (exit code 130).
+    #[error("interrupted {0}")]
+    Interrupted(String),
     /// A bug or an unexpected internal state (exit code 1).
     #[error("internal error: {0}")]
     Internal(String),

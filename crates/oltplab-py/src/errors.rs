@@ -2,7 +2,7 @@
 
 use oltplab_engine::EngineError;
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
 use pyo3::prelude::*;
 
 create_exception!(oltplab._core, OltpLabError, PyException, "Base class of oltplab's errors.");
@@ -19,6 +19,7 @@ pub fn to_py(e: EngineError) -> PyErr {
         EngineError::Connect(_) => ConnectError::new_err(msg),
         EngineError::NotPrepared(_) => NotPreparedError::new_err(msg),
         EngineError::Driver(_) | EngineError::Internal(_) => DriverError::new_err(msg),
+        EngineError::Interrupted(_) => PyKeyboardInterrupt::new_err(msg),
     }
 }
 

@@ -1,8 +1,9 @@
 """Remembers whether Ctrl-C was pressed.
 
-The engine turns Ctrl-C into a graceful stop: `run` returns a partial result, but an
-interrupted `prepare` raises DriverError ("prepare interrupted"). The CLI must still exit
-130 then, so it records SIGINT itself while behaving exactly as Python's default handler.
+The engine turns Ctrl-C into a graceful stop: `run` returns a partial result, while an
+interrupted `prepare`, or a run interrupted while connecting, raises KeyboardInterrupt. The
+CLI exits 130 in every case, so it records SIGINT itself while behaving exactly as Python's
+default handler.
 """
 
 import signal

@@ -48,7 +48,7 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
             },
             () = user_stop.stopped() => {
                 tasks.abort_all();
-                return Err(EngineError::Driver("prepare interrupted; the data are incomplete, run prepare again".into()));
+                return Err(EngineError::Interrupted("during prepare; the data are incomplete, run prepare again".into()));
             }
         }
     }

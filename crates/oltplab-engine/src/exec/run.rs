@@ -32,7 +32,11 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
 
     let connect_start = Instant::now();
     let server = check_target(&target, &workload, load.threads, sqls.len()).await?;
-    let conns = open_all(&target, load.threads, &sqls).await?;
+    let mut user_stop = stop.clone();
+    let conns = tokio::select! {
+        conns = open_all(&target, load.threads, &sqls) => conns?,
+        () = user_stop.stopped() => return Err(EngineError::Interrupted("while connecting; nothing was measured".into())),
+    };
     let connect_s = connect_start.elapsed().as_secs_f64();
 
     let kinds = workload.kinds();
@@ -62,7 +66,6 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let interval = Duration::from_secs_f64(load.interval_s());
     let mut reporter = Reporter::new(kinds.iter().map(|k| (*k).to_string()).collect(), load.percentile);
     let mut next_tick = start + interval;
-    let mut user_stop = stop.clone();
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
     loop {
         tokio::select! {
