@@ -44,7 +44,19 @@ pub struct RunResult {
     pub reconnects: u64,
     /// Latencies longer than an hour, recorded at one hour in the histograms.
     pub saturated: u64,
+    /// Response time: from the intended start in open loop.
     pub latency_ns: LatencySummary,
+    /// Open loop only: from the actual start.
+    pub service_latency_ns: Option<LatencySummary>,
+    /// The warm-up before the measured time (left out of every total here).
+    pub warmup_s: f64,
+    /// The open-loop target rate; 0 for closed loop.
+    pub rate_per_s: f64,
+    /// Open loop: transactions that started more than 1 ms after their intended start.
+    pub late: u64,
+    /// Open loop: arrivals dropped because every connection was busy and the backlog full.
+    pub dropped: u64,
+    pub lag_max_ns: u64,
     /// Whole-run histograms, V2 compressed base64: "" for transactions, statement kinds otherwise.
     pub histograms: BTreeMap<String, String>,
     /// sysbench's `--histogram` rows (value in ms, count), when asked for.

@@ -23,7 +23,7 @@ async fn run_collect(spec: &Spec, stop: Stop) -> (RunResult, Vec<Progress>) {
 }
 
 fn intervals(events: &[Progress]) -> Vec<&exec::IntervalReport> {
-    events.iter().filter_map(|p| if let Progress::Interval(i) = p { Some(i) } else { None }).collect()
+    events.iter().filter_map(|p| if let Progress::Interval(i) = p { Some(i.as_ref()) } else { None }).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,4 +95,55 @@ async fn bad_options_are_config_errors() {
     let s = spec("oltp_nonsense", "fake://", &json!({}));
     let e = exec::run(&s, &Sink::none(), Stop::new()).await.unwrap_err();
     assert!(e.to_string().contains("unknown workload"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_loop_holds_the_target_rate() {
+    let s = spec("oltp_point_select", "fake://", &json!({"threads": 2, "time": 1, "rate": 400}));
+    let (r, events) = run_collect(&s, Stop::new()).await;
+    assert!((340..=460).contains(&r.transactions), "{}", r.transactions);
+    assert_eq!(r.dropped, 0);
+    assert!(r.service_latency_ns.is_some());
+    let iv = intervals(&events);
+    assert!(iv.iter().all(|i| i.service_latency_ns.is_some()));
+    assert!(iv[0].histograms.iter().any(|h| h.tag.as_deref() == Some("service")));
+}
+
+/// One statement stalls 500 ms: in open loop the arrivals that queue behind it see it in their
+/// response time, the service time does not; in closed loop one slow transaction hides it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_loop_response_time_covers_a_stall_that_closed_loop_hides() {
+    let db = "fake://?latency_us=1000&stall_at=50&stall_ms=500";
+    let open =
+        spec("oltp_point_select", db, &json!({"threads": 1, "time": 2, "rate": 100, "rate_arrivals": "uniform"}));
+    let (r, _) = run_collect(&open, Stop::new()).await;
+    let service = r.service_latency_ns.unwrap();
+    assert!(r.latency_ns.p99 >= 400_000_000, "response p99 {} ns", r.latency_ns.p99);
+    assert!(service.p99 < 100_000_000, "service p99 {} ns", service.p99);
+    assert!(r.late > 10, "{}", r.late);
+
+    let closed = spec("oltp_point_select", db, &json!({"threads": 1, "time": 2}));
+    let (c, _) = run_collect(&closed, Stop::new()).await;
+    assert!(c.latency_ns.max >= 500_000_000);
+    assert!(c.latency_ns.p99 < 100_000_000, "closed-loop p99 {} ns", c.latency_ns.p99);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warmup_is_reported_but_left_out_of_the_summary() {
+    let s = spec(
+        "oltp_point_select",
+        "fake://?latency_us=500",
+        &json!({"threads": 2, "time": 0.6, "warmup_time": 0.4, "report_interval": 0.25}),
+    );
+    let (r, events) = run_collect(&s, Stop::new()).await;
+    let iv = intervals(&events);
+    let warm: u64 = iv.iter().filter(|i| i.phase == exec::Phase::Warmup).map(|i| i.transactions).sum();
+    let measured: u64 = iv.iter().filter(|i| i.phase == exec::Phase::Run).map(|i| i.transactions).sum();
+    assert!(warm > 0);
+    assert_eq!(measured, r.transactions);
+    assert!((r.duration_s - 0.6).abs() < 0.1, "{}", r.duration_s);
+    assert_eq!(r.threads.iter().map(|t| t.events).sum::<u64>(), r.transactions);
+    // The warm-up ends on an interval boundary: 0.25, 0.4, then measured intervals from 0.4.
+    let warm_end = iv.iter().filter(|i| i.phase == exec::Phase::Warmup).map(|i| i.t_s).fold(0.0, f64::max);
+    assert!((warm_end - 0.4).abs() < 0.05, "{warm_end}");
 }

@@ -13,6 +13,9 @@ pub struct FakeTarget {
     pub latency_us: u64,
     /// Every Nth statement fails with a retryable error (0: never).
     pub fail_every: u64,
+    /// The connection's Nth statement (1-based) stalls for `stall_ms` (0: never): a server pause.
+    pub stall_at: u64,
+    pub stall_ms: u64,
     /// Statements as executed, with parameters inlined.
     pub log: Arc<Mutex<Vec<String>>>,
 }
@@ -28,6 +31,8 @@ impl FakeTarget {
             match k {
                 "latency_us" => t.latency_us = n,
                 "fail_every" => t.fail_every = n,
+                "stall_at" => t.stall_at = n,
+                "stall_ms" => t.stall_ms = n,
                 _ => return Err(EngineError::config(format!("fake driver: unknown option '{k}'"))),
             }
         }
@@ -60,6 +65,9 @@ impl FakeConn {
     pub async fn query(&mut self, sql: &str, _fetch: Fetch) -> DbResult<QueryResult> {
         self.executed += 1;
         // Yield as a network driver would, so that a test's other tasks (a stop, the reporter) run.
+        if self.target.stall_at > 0 && self.executed == self.target.stall_at {
+            tokio::time::sleep(Duration::from_millis(self.target.stall_ms)).await;
+        }
         if self.target.latency_us > 0 {
             tokio::time::sleep(Duration::from_micros(self.target.latency_us)).await;
         } else {

@@ -4,13 +4,15 @@ mod connect;
 mod preflight;
 mod prepare;
 mod progress;
+mod reporter;
 mod run;
+mod schedule;
 mod spec;
 mod stop;
 mod worker;
 
 pub use prepare::{cleanup, prepare};
-pub use progress::{EncodedHistogram, IntervalReport, Progress, Sink};
+pub use progress::{EncodedHistogram, IntervalReport, Phase, Progress, Sink};
 pub use run::run;
 pub use spec::{LoadShape, Resolved, Spec};
 pub use stop::Stop;

@@ -14,15 +14,26 @@ pub enum Progress {
     Message { text: String },
     Rows { table: usize, done: u64, total: u64 },
     Started { threads: usize, connect_s: f64, started_at: f64 },
-    Interval(IntervalReport),
+    Interval(Box<IntervalReport>),
+}
+
+/// Which part of the run an interval belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// `--warmup-time`: stored, left out of the summary.
+    Warmup,
+    /// The measured `--time`.
+    Run,
 }
 
 /// One interval of a run, as intervals.csv and latency.hlog store it.
 #[derive(Debug, Clone, Serialize)]
 pub struct IntervalReport {
-    /// End of the interval, seconds since the run started.
+    /// End of the interval, seconds since the run (warm-up included) started.
     pub t_s: f64,
     pub interval_s: f64,
+    pub phase: Phase,
     pub threads_running: usize,
     pub transactions: u64,
     pub reads: u64,
@@ -31,7 +42,19 @@ pub struct IntervalReport {
     pub errors: u64,
     pub reconnects: u64,
     pub errors_by_code: BTreeMap<String, u64>,
+    /// Response time: from the intended start in open loop, the actual start in closed loop.
     pub latency_ns: LatencySummary,
+    /// Open loop only: from the actual start.
+    pub service_latency_ns: Option<LatencySummary>,
+    /// Open loop: how late transactions started, on average and at most.
+    pub lag_mean_ns: u64,
+    pub lag_max_ns: u64,
+    /// Open loop: transactions that started more than 1 ms late.
+    pub late: u64,
+    /// Open loop: arrivals waiting for a free connection at the interval's end.
+    pub backlog: usize,
+    /// Open loop: arrivals dropped because the backlog was full.
+    pub dropped: u64,
     pub histograms: Vec<EncodedHistogram>,
 }
 

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::task::JoinSet;
 
 use super::connect::open_all;
-use super::progress::{EncodedHistogram, IntervalReport, Progress, Sink};
+use super::progress::{Phase, Progress, Sink};
+use super::reporter::Reporter;
+use super::schedule::Schedule;
 use super::spec::{LoadShape, Resolved, Spec};
 use super::stop::Stop;
 use super::worker::{run_worker, Shared, WorkerTotals};
@@ -16,7 +18,7 @@ use crate::driver::ServerInfo;
 use crate::error::{EngineError, Result};
 use crate::rand::Rng;
 use crate::result::{RunResult, StopReason};
-use crate::stats::{encode_base64, LatencySummary, Recorders, Snapshot};
+use crate::stats::{encode_base64, LatencySummary, Recorders};
 use crate::workload::WorkerInfo;
 
 /// Recorder shards: a few per core is enough to keep lock contention negligible.
@@ -42,10 +44,17 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let kinds = workload.kinds();
     let start = Instant::now();
     let started_at = epoch_s(SystemTime::now());
+    let warmup_end = (load.warmup_s > 0.0).then(|| start + Duration::from_secs_f64(load.warmup_s));
+    let measured_start = warmup_end.unwrap_or(start);
+    let open_loop = load.rate_per_s > 0.0;
     let shared = Arc::new(Shared {
-        recorders: Recorders::new(shard_count(load.threads), kinds.len()),
+        recorders: Recorders::new(shard_count(load.threads), kinds.len(), warmup_end.is_none()),
         stmt_kinds: statements.iter().map(|(_, k)| *k).collect(),
-        deadline: (load.time_s > 0.0).then(|| start + Duration::from_secs_f64(load.time_s)),
+        deadline: (load.time_s > 0.0).then(|| measured_start + Duration::from_secs_f64(load.time_s)),
+        schedule: open_loop.then(|| {
+            let rng = Rng::for_stream(load.rand_seed, 0);
+            Mutex::new(Schedule::new(load.rate_per_s, load.arrivals, rng, start, load.max_backlog))
+        }),
         max_events: load.events,
         events_started: AtomicU64::new(0),
         running: AtomicUsize::new(load.threads),
@@ -64,8 +73,11 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     }
 
     let interval = Duration::from_secs_f64(load.interval_s());
-    let mut reporter = Reporter::new(kinds.iter().map(|k| (*k).to_string()).collect(), load.percentile);
-    let mut next_tick = start + interval;
+    let first_phase = if warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
+    let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
+    let mut reporter = Reporter::new(kind_names, load.percentile, open_loop, first_phase);
+    // Intervals restart at the end of the warm-up, so that measured intervals are whole.
+    let mut next_tick = warmup_end.map_or(start + interval, |w| (start + interval).min(w));
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
     loop {
         tokio::select! {
@@ -75,8 +87,17 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
                 None => break,
             },
             () = tokio::time::sleep_until(next_tick.into()) => {
-                sink.send(Progress::Interval(reporter.interval(&shared, start.elapsed().as_secs_f64())));
+                let now = Instant::now();
+                // The warm-up ends with this interval when its end is due.
+                let warmup_ends = warmup_end.is_some_and(|w| reporter.phase == Phase::Warmup && now >= w);
+                let report = reporter.interval(&shared, now, (now - start).as_secs_f64(), warmup_ends);
+                sink.send(Progress::Interval(Box::new(report)));
                 next_tick += interval;
+                if let Some(w) = warmup_end.filter(|_| reporter.phase == Phase::Warmup) {
+                    next_tick = next_tick.min(w);
+                } else if warmup_ends {
+                    next_tick = warmup_end.expect("a warm-up ended") + interval;
+                }
             }
             () = user_stop.stopped(), if !shared.interrupted.load(Ordering::Relaxed) => {
                 if shared.fatal.lock().expect("fatal lock").is_none() {
@@ -85,14 +106,17 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
             }
         }
     }
-    let duration_s = start.elapsed().as_secs_f64();
+    let end = Instant::now();
+    let run_s = (end - start).as_secs_f64();
     // The last, partial interval: nothing measured is dropped.
-    if reporter.last_s < duration_s - 1e-6 || reporter.intervals == 0 {
-        sink.send(Progress::Interval(reporter.interval(&shared, duration_s)));
+    if reporter.last_s < run_s - 1e-6 || reporter.intervals == 0 {
+        sink.send(Progress::Interval(Box::new(reporter.interval(&shared, end, run_s, false))));
     }
+    // sysbench's "total time": the measured part only.
+    let duration_s = end.saturating_duration_since(measured_start).as_secs_f64();
 
     let ended = Ended { started_at, connect_s, duration_s, server, options, driver: target.driver_name() };
-    Ok(assemble(&shared, reporter, &load, totals, ended))
+    Ok(assemble(&shared, &reporter, &load, totals, ended))
 }
 
 /// What the run knows when its workers have ended.
@@ -105,7 +129,7 @@ struct Ended {
     driver: &'static str,
 }
 
-fn assemble(shared: &Shared, reporter: Reporter, load: &LoadShape, threads: Vec<WorkerTotals>, e: Ended) -> RunResult {
+fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec<WorkerTotals>, e: Ended) -> RunResult {
     let error = shared.fatal.lock().expect("fatal lock").clone();
     let stop_reason = if error.is_some() {
         StopReason::Error
@@ -116,8 +140,14 @@ fn assemble(shared: &Shared, reporter: Reporter, load: &LoadShape, threads: Vec<
     } else {
         StopReason::Time
     };
-    let total = reporter.total;
-    let kinds = reporter.kinds.iter().zip(&total.kinds).filter(|(_, h)| !h.is_empty());
+    let kinds: Vec<(String, String)> = reporter
+        .kind_names()
+        .iter()
+        .zip(&reporter.total.kinds)
+        .filter(|(_, h)| !h.is_empty())
+        .map(|(k, h)| (k.clone(), encode_base64(h)))
+        .collect();
+    let total = &reporter.total;
     RunResult {
         workload: shared.workload.name().to_string(),
         options: e.options,
@@ -132,9 +162,13 @@ fn assemble(shared: &Shared, reporter: Reporter, load: &LoadShape, threads: Vec<
         connect_s: e.connect_s,
         duration_s: e.duration_s,
         latency_ns: LatencySummary::new(&total.transactions, &total.counts, load.percentile),
-        histograms: std::iter::once((String::new(), encode_base64(&total.transactions)))
-            .chain(kinds.map(|(k, h)| (k.clone(), encode_base64(h))))
-            .collect(),
+        service_latency_ns: (load.rate_per_s > 0.0).then(|| LatencySummary::of(&total.service, load.percentile)),
+        warmup_s: load.warmup_s,
+        rate_per_s: load.rate_per_s,
+        late: total.counts.late,
+        dropped: reporter.dropped,
+        lag_max_ns: total.counts.lag_max_ns,
+        histograms: std::iter::once((String::new(), encode_base64(&total.transactions))).chain(kinds).collect(),
         histogram_ms: load.histogram.then(|| crate::stats::sysbench_buckets_ms(&total.transactions)),
         transactions: total.counts.transactions,
         queries: total.counts.queries_doc(),
@@ -162,58 +196,4 @@ async fn check_target(
 
 pub fn epoch_s(t: SystemTime) -> f64 {
     t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// Turns recorder drains into interval reports and keeps the run's totals.
-struct Reporter {
-    kinds: Vec<String>,
-    percentile: f64,
-    last_s: f64,
-    intervals: u64,
-    total: Snapshot,
-}
-
-impl Reporter {
-    fn new(kinds: Vec<String>, percentile: f64) -> Self {
-        let total = Snapshot::new(kinds.len());
-        Self { kinds, percentile, last_s: 0.0, intervals: 0, total }
-    }
-
-    /// Drains the recorders into the interval that ends at `t_s` (seconds since the start).
-    fn interval(&mut self, shared: &Shared, t_s: f64) -> IntervalReport {
-        let snap = shared.recorders.drain();
-        let (start_s, interval_s) = (self.last_s, t_s - self.last_s);
-        let encode = |tag: Option<String>, h: &crate::stats::Histogram| EncodedHistogram {
-            tag,
-            start_s,
-            interval_s,
-            max_ns: h.max(),
-            encoded: encode_base64(h),
-        };
-        let mut histograms = vec![encode(None, &snap.transactions)];
-        for (kind, h) in self.kinds.iter().zip(&snap.kinds) {
-            if !h.is_empty() {
-                histograms.push(encode(Some(kind.clone()), h));
-            }
-        }
-        let c = &snap.counts;
-        let report = IntervalReport {
-            t_s,
-            interval_s,
-            threads_running: shared.running.load(Ordering::Relaxed),
-            transactions: c.transactions,
-            reads: c.reads,
-            writes: c.writes,
-            others: c.others,
-            errors: c.errors,
-            reconnects: c.reconnects,
-            errors_by_code: c.errors_by_code.clone(),
-            latency_ns: LatencySummary::new(&snap.transactions, c, self.percentile),
-            histograms,
-        };
-        self.total.merge(&snap);
-        self.last_s = t_s;
-        self.intervals += 1;
-        report
-    }
 }

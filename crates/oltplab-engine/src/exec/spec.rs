@@ -32,6 +32,12 @@ pub struct LoadShape {
     pub percentile: f64,
     pub histogram: bool,
     pub rand_seed: u64,
+    /// Warm-up before the measured time.
+    pub warmup_s: f64,
+    /// Open loop when > 0.
+    pub rate_per_s: f64,
+    pub arrivals: super::schedule::Arrivals,
+    pub max_backlog: usize,
 }
 
 impl LoadShape {
@@ -41,6 +47,30 @@ impl LoadShape {
             OptDef::int("threads", 1, 1, 1_000_000, "number of threads (connections) to use"),
             OptDef::float("time", 10.0, 0.0, 1e9, "limit for total execution time in seconds; 0: no limit"),
             OptDef::int("events", 0, 0, i64::MAX, "limit for total number of events; 0: no limit"),
+            OptDef::float(
+                "warmup_time",
+                0.0,
+                0.0,
+                1e9,
+                "seconds of load before the measured --time: stored, marked as warm-up and left out of the summary",
+            ),
+            OptDef::float(
+                "rate",
+                0.0,
+                0.0,
+                1e9,
+                "target transaction rate per second (open loop: latency runs from each transaction's intended \
+                 start); 0: closed loop, each connection runs transactions back to back",
+            ),
+            OptDef::choice("rate_arrivals", "poisson", &["poisson", "uniform"], "arrival process of --rate"),
+            OptDef::int(
+                "rate_backlog",
+                0,
+                0,
+                i64::MAX,
+                "most arrivals that may wait for a free connection in open loop; older ones are dropped and \
+                 counted; 0: ten seconds of arrivals, at least 10000",
+            ),
             OptDef::float(
                 "report_interval",
                 1.0,
@@ -82,6 +112,17 @@ impl LoadShape {
             percentile: o.float("percentile"),
             histogram: o.flag("histogram"),
             rand_seed: o.uint("rand_seed"),
+            warmup_s: o.float("warmup_time"),
+            rate_per_s: o.float("rate"),
+            arrivals: if o.str("rate_arrivals") == "uniform" {
+                super::schedule::Arrivals::Uniform
+            } else {
+                super::schedule::Arrivals::Poisson
+            },
+            max_backlog: match o.uint("rate_backlog") {
+                0 => ((o.float("rate") * 10.0) as usize).max(10_000),
+                n => n as usize,
+            },
         }
     }
 

@@ -1,6 +1,7 @@
-//! One connection's closed loop: run events back to back until a limit, retrying
-//! an event after an ignorable error (with an explicit ROLLBACK first, which
-//! sysbench omits) and reconnecting after a lost connection.
+//! One connection's loop: run events back to back (closed loop) or at the
+//! schedule's intended start times (open loop) until a limit, retrying an event
+//! after an ignorable error (with an explicit ROLLBACK first, which sysbench
+//! omits) and reconnecting after a lost connection.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -8,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use crate::driver::{Conn, ErrorAction, Fetch};
 use crate::rand::Rng;
-use crate::stats::Recorders;
+use crate::stats::{EventTiming, Recorders};
 use crate::workload::{EventCtx, WorkerInfo, Workload};
 
+use super::schedule::Schedule;
 use super::stop::Stop;
 
 /// What all workers share.
@@ -27,6 +29,8 @@ pub struct Shared {
     /// The first fatal error; it stops the run.
     pub fatal: Mutex<Option<String>>,
     pub interrupted: std::sync::atomic::AtomicBool,
+    /// Open loop: the arrivals connections take their start times from.
+    pub schedule: Option<Mutex<Schedule>>,
 }
 
 /// What one worker hands back: sysbench's "Threads fairness" inputs.
@@ -48,6 +52,21 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
         if shared.max_events > 0 && shared.events_started.fetch_add(1, Ordering::Relaxed) >= shared.max_events {
             break;
         }
+        let intended = match &shared.schedule {
+            None => None,
+            Some(schedule) => {
+                let t = schedule.lock().expect("schedule lock").take(Instant::now());
+                if shared.deadline.is_some_and(|d| t >= d) {
+                    break;
+                }
+                tokio::select! {
+                    biased;
+                    () = stop.stopped() => break,
+                    () = tokio::time::sleep_until(t.into()) => {}
+                }
+                Some(t)
+            }
+        };
         let start = Instant::now();
         let mut ctx = EventCtx::new(&mut conn, &mut rng, worker, &shared.stmt_kinds);
         let outcome = tokio::select! {
@@ -55,11 +74,17 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
             () = stop.stopped() => None,
             ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
         };
-        let latency_ns = start.elapsed().as_nanos() as u64;
+        let end = Instant::now();
+        let timing = EventTiming {
+            response_ns: (end - intended.unwrap_or(start)).as_nanos() as u64,
+            service_ns: (end - start).as_nanos() as u64,
+            lag_ns: intended.map_or(0, |t| start.saturating_duration_since(t).as_nanos() as u64),
+        };
         if outcome == Some(true) {
-            shared.recorders.record_event(shard_id, latency_ns, ctx.tally, &ctx.stmt_latencies_ns);
-            totals.events += 1;
-            totals.latency_sum_ns += latency_ns;
+            if shared.recorders.record_event(shard_id, timing, ctx.tally, &ctx.stmt_latencies_ns) {
+                totals.events += 1;
+                totals.latency_sum_ns += timing.response_ns;
+            }
         } else {
             // Interrupted or fatal: the event is not counted, its queries are.
             shared.recorders.record_queries(shard_id, ctx.tally);

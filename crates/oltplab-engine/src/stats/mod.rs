@@ -7,5 +7,5 @@ mod recorder;
 mod summary;
 
 pub use histogram::{encode_base64, new_histogram, sysbench_buckets_ms, Histogram, HIGHEST_NS};
-pub use recorder::{Counts, Recorders, Snapshot};
+pub use recorder::{Counts, EventTiming, Recorders, Snapshot, LATE_NS};
 pub use summary::LatencySummary;

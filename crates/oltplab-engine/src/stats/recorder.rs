@@ -26,6 +26,25 @@ pub struct Counts {
     pub latency_max_ns: u64,
     /// Latencies above [`HIGHEST_NS`], recorded at the top value.
     pub saturated: u64,
+    /// Open loop: how late transactions started after their intended start.
+    pub lag_sum_ns: u64,
+    pub lag_max_ns: u64,
+    /// Open loop: transactions that started more than [`LATE_NS`] after their intended start.
+    pub late: u64,
+}
+
+/// Lateness that counts as late: above the timer's own granularity (about 1 ms).
+pub const LATE_NS: u64 = 1_000_000;
+
+/// The times of one completed event, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventTiming {
+    /// From the intended start (open loop) or the actual start (closed loop) to the end.
+    pub response_ns: u64,
+    /// From the actual start to the end.
+    pub service_ns: u64,
+    /// Actual start minus intended start (0 in closed loop).
+    pub lag_ns: u64,
 }
 
 impl Counts {
@@ -47,6 +66,9 @@ impl Counts {
         self.latency_min_ns = self.latency_min_ns.min(o.latency_min_ns);
         self.latency_max_ns = self.latency_max_ns.max(o.latency_max_ns);
         self.saturated += o.saturated;
+        self.lag_sum_ns += o.lag_sum_ns;
+        self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
+        self.late += o.late;
     }
 
     pub fn queries(&self) -> u64 {
@@ -56,7 +78,10 @@ impl Counts {
 
 /// What one shard (or all shards merged) recorded since the last drain.
 pub struct Snapshot {
+    /// Response time: from the intended start in open loop.
     pub transactions: Histogram,
+    /// Service time: from the actual start.
+    pub service: Histogram,
     pub kinds: Vec<Histogram>,
     pub counts: Counts,
 }
@@ -65,6 +90,7 @@ impl Snapshot {
     pub fn new(kinds: usize) -> Self {
         Self {
             transactions: new_histogram(),
+            service: new_histogram(),
             kinds: (0..kinds).map(|_| new_histogram()).collect(),
             counts: Counts::empty(),
         }
@@ -73,6 +99,7 @@ impl Snapshot {
     /// Adds `o` into `self`. Histograms of one shape always merge.
     pub fn merge(&mut self, o: &Snapshot) {
         self.transactions.add(&o.transactions).expect("same-shape histograms merge");
+        self.service.add(&o.service).expect("same-shape histograms merge");
         for (mine, theirs) in self.kinds.iter_mut().zip(&o.kinds) {
             mine.add(theirs).expect("same-shape histograms merge");
         }
@@ -81,19 +108,29 @@ impl Snapshot {
 
     fn reset(&mut self) {
         self.transactions.reset();
+        self.service.reset();
         self.kinds.iter_mut().for_each(Histogram::reset);
         self.counts = Counts::empty();
     }
 }
 
+/// A shard: what it recorded since the last drain, and whether that counts as measured
+/// (false during warm-up). Both live under one lock, so an event and the phase it is
+/// counted in can never disagree.
+struct Shard {
+    snap: Snapshot,
+    measuring: bool,
+}
+
 pub struct Recorders {
-    shards: Vec<Mutex<Snapshot>>,
+    shards: Vec<Mutex<Shard>>,
     kinds: usize,
 }
 
 impl Recorders {
-    pub fn new(shards: usize, kinds: usize) -> Self {
-        Self { shards: (0..shards.max(1)).map(|_| Mutex::new(Snapshot::new(kinds))).collect(), kinds }
+    pub fn new(shards: usize, kinds: usize, measuring: bool) -> Self {
+        let shard = || Mutex::new(Shard { snap: Snapshot::new(kinds), measuring });
+        Self { shards: (0..shards.max(1)).map(|_| shard()).collect(), kinds }
     }
 
     /// The shard a connection records into.
@@ -101,9 +138,22 @@ impl Recorders {
         worker % self.shards.len()
     }
 
-    pub fn record_event(&self, shard: usize, latency_ns: u64, tally: Tally, stmt_latencies_ns: &[(usize, u64)]) {
-        let mut s = self.shards[shard].lock().expect("recorder lock");
+    /// Records a completed event; returns whether it counts as measured (not warm-up).
+    pub fn record_event(
+        &self,
+        shard: usize,
+        timing: EventTiming,
+        tally: Tally,
+        stmt_latencies_ns: &[(usize, u64)],
+    ) -> bool {
+        let latency_ns = timing.response_ns;
+        let mut guard = self.shards[shard].lock().expect("recorder lock");
+        let measuring = guard.measuring;
+        let s = &mut guard.snap;
         let c = &mut s.counts;
+        c.lag_sum_ns += timing.lag_ns;
+        c.lag_max_ns = c.lag_max_ns.max(timing.lag_ns);
+        c.late += u64::from(timing.lag_ns > LATE_NS);
         c.transactions += 1;
         c.reads += tally.reads;
         c.writes += tally.writes;
@@ -115,35 +165,39 @@ impl Recorders {
             c.saturated += 1;
         }
         s.transactions.saturating_record(latency_ns);
+        s.service.saturating_record(timing.service_ns);
         for &(kind, ns) in stmt_latencies_ns {
             s.kinds[kind].saturating_record(ns);
         }
+        measuring
     }
 
     /// Queries of an event that is abandoned (interrupted or fatal) still count, as in sysbench.
     pub fn record_queries(&self, shard: usize, tally: Tally) {
-        let mut s = self.shards[shard].lock().expect("recorder lock");
-        s.counts.reads += tally.reads;
-        s.counts.writes += tally.writes;
-        s.counts.others += tally.others;
+        let c = &mut self.shards[shard].lock().expect("recorder lock").snap.counts;
+        c.reads += tally.reads;
+        c.writes += tally.writes;
+        c.others += tally.others;
     }
 
     pub fn record_error(&self, shard: usize, code: &str, reconnect: bool) {
-        let mut s = self.shards[shard].lock().expect("recorder lock");
-        s.counts.errors += 1;
-        *s.counts.errors_by_code.entry(code.to_owned()).or_default() += 1;
+        let c = &mut self.shards[shard].lock().expect("recorder lock").snap.counts;
+        c.errors += 1;
+        *c.errors_by_code.entry(code.to_owned()).or_default() += 1;
         if reconnect {
-            s.counts.reconnects += 1;
+            c.reconnects += 1;
         }
     }
 
     /// Merges every shard into one snapshot and resets them: the interval boundary.
-    pub fn drain(&self) -> Snapshot {
+    /// With `start_measuring`, what comes after counts as measured (the warm-up ends here).
+    pub fn drain(&self, start_measuring: bool) -> Snapshot {
         let mut out = Snapshot::new(self.kinds);
         for shard in &self.shards {
             let mut s = shard.lock().expect("recorder lock");
-            out.merge(&s);
-            s.reset();
+            out.merge(&s.snap);
+            s.snap.reset();
+            s.measuring |= start_measuring;
         }
         out
     }
@@ -155,13 +209,19 @@ mod tests {
 
     #[test]
     fn drain_merges_shards_and_resets_them() {
-        let r = Recorders::new(3, 2);
+        let r = Recorders::new(3, 2, true);
         let tally = Tally { reads: 2, writes: 1, others: 0 };
         for w in 0..6 {
-            r.record_event(r.shard_of(w), 1_000 * (w as u64 + 1), tally, &[(1, 500)]);
+            let ns = 1_000 * (w as u64 + 1);
+            r.record_event(
+                r.shard_of(w),
+                EventTiming { response_ns: ns, service_ns: ns, lag_ns: 0 },
+                tally,
+                &[(1, 500)],
+            );
         }
         r.record_error(0, "SQLITE_BUSY", false);
-        let s = r.drain();
+        let s = r.drain(false);
         assert_eq!(s.counts.transactions, 6);
         assert_eq!(s.counts.reads, 12);
         assert_eq!(s.counts.latency_min_ns, 1_000);
@@ -170,16 +230,17 @@ mod tests {
         assert_eq!(s.kinds[1].len(), 6);
         assert_eq!(s.kinds[0].len(), 0);
         assert_eq!(s.counts.errors_by_code["SQLITE_BUSY"], 1);
-        let again = r.drain();
+        let again = r.drain(false);
         assert_eq!(again.counts.transactions, 0);
         assert_eq!(again.transactions.len(), 0);
     }
 
     #[test]
     fn latencies_above_an_hour_saturate_and_are_counted() {
-        let r = Recorders::new(1, 0);
-        r.record_event(0, HIGHEST_NS * 2, Tally::default(), &[]);
-        let s = r.drain();
+        let r = Recorders::new(1, 0, true);
+        let ns = HIGHEST_NS * 2;
+        r.record_event(0, EventTiming { response_ns: ns, service_ns: ns, lag_ns: 0 }, Tally::default(), &[]);
+        let s = r.drain(false);
         assert_eq!(s.counts.saturated, 1);
         assert_eq!(s.transactions.len(), 1);
         assert_eq!(s.counts.latency_max_ns, HIGHEST_NS * 2);

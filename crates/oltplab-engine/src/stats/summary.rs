@@ -40,4 +40,23 @@ impl LatencySummary {
             pct: if percentile > 0.0 { at(percentile / 100.0) } else { 0 },
         }
     }
+
+    /// From a histogram alone (service times: no exact counters), within its precision.
+    pub fn of(h: &Histogram, percentile: f64) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        let at = |q: f64| h.value_at_quantile(q).clamp(h.min(), h.max());
+        Self {
+            min: h.min(),
+            max: h.max(),
+            sum: (h.mean() * h.len() as f64) as u64,
+            mean: h.mean(),
+            p50: at(0.50),
+            p95: at(0.95),
+            p99: at(0.99),
+            p99_9: at(0.999),
+            pct: if percentile > 0.0 { at(percentile / 100.0) } else { 0 },
+        }
+    }
 }

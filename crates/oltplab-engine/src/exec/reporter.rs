@@ -1,0 +1,94 @@
+//! Turns recorder drains into interval reports, and keeps the measured totals:
+//! warm-up intervals are reported (and stored) but left out of the totals.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::progress::{EncodedHistogram, IntervalReport, Phase};
+use super::schedule::Schedule;
+use super::worker::Shared;
+use crate::stats::{encode_base64, Histogram, LatencySummary, Snapshot};
+
+pub struct Reporter {
+    kinds: Vec<String>,
+    percentile: f64,
+    open_loop: bool,
+    /// End of the last interval, seconds since the start of the load.
+    pub last_s: f64,
+    pub intervals: u64,
+    pub phase: Phase,
+    /// Measured totals (warm-up excluded).
+    pub total: Snapshot,
+    /// Arrivals dropped while measuring.
+    pub dropped: u64,
+}
+
+impl Reporter {
+    pub fn new(kinds: Vec<String>, percentile: f64, open_loop: bool, phase: Phase) -> Self {
+        let total = Snapshot::new(kinds.len());
+        Self { kinds, percentile, open_loop, last_s: 0.0, intervals: 0, phase, total, dropped: 0 }
+    }
+
+    pub fn kind_names(&self) -> &[String] {
+        &self.kinds
+    }
+
+    /// Drains the recorders into the interval that ends at `t_s` (seconds since the start);
+    /// with `ends_warmup`, the intervals after this one are measured.
+    pub fn interval(&mut self, shared: &Shared, now: Instant, t_s: f64, ends_warmup: bool) -> IntervalReport {
+        let snap = shared.recorders.drain(ends_warmup);
+        let (backlog, dropped) = shared.schedule.as_ref().map_or((0, 0), |s| {
+            let mut s: std::sync::MutexGuard<'_, Schedule> = s.lock().expect("schedule lock");
+            (s.backlog(now), s.take_dropped())
+        });
+        let (start_s, interval_s) = (self.last_s, t_s - self.last_s);
+        let encode = |tag: Option<&str>, h: &Histogram| EncodedHistogram {
+            tag: tag.map(str::to_string),
+            start_s,
+            interval_s,
+            max_ns: h.max(),
+            encoded: encode_base64(h),
+        };
+        let mut histograms = vec![encode(None, &snap.transactions)];
+        if self.open_loop {
+            histograms.push(encode(Some("service"), &snap.service));
+        }
+        for (kind, h) in self.kinds.iter().zip(&snap.kinds) {
+            if !h.is_empty() {
+                histograms.push(encode(Some(kind), h));
+            }
+        }
+        let c = &snap.counts;
+        let report = IntervalReport {
+            t_s,
+            interval_s,
+            phase: self.phase,
+            threads_running: shared.running.load(Ordering::Relaxed),
+            transactions: c.transactions,
+            reads: c.reads,
+            writes: c.writes,
+            others: c.others,
+            errors: c.errors,
+            reconnects: c.reconnects,
+            errors_by_code: c.errors_by_code.clone(),
+            latency_ns: LatencySummary::new(&snap.transactions, c, self.percentile),
+            service_latency_ns: self.open_loop.then(|| LatencySummary::of(&snap.service, self.percentile)),
+            lag_mean_ns: c.lag_sum_ns.checked_div(c.transactions).unwrap_or(0),
+            lag_max_ns: c.lag_max_ns,
+            late: c.late,
+            backlog,
+            dropped,
+            histograms,
+        };
+        if self.phase == Phase::Run {
+            self.total.merge(&snap);
+            self.dropped += dropped;
+        }
+        self.last_s = t_s;
+        self.intervals += 1;
+        if ends_warmup {
+            self.phase = Phase::Run;
+        }
+        report
+    }
+}
