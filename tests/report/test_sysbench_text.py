@@ -1,5 +1,8 @@
 """sysbench's formats, compared with the exact samples in reference/sysbench.md §2.5-2.7."""
 
+import dataclasses
+from typing import Any
+
 import pytest
 
 from oltplab.report import sysbench_text
@@ -87,13 +90,15 @@ def test_percentile_line_keeps_sysbench_columns(percentile: float, label: str) -
     assert len(line) == len("         min: ") + 39
 
 
-def _row(**rates: float) -> IntervalRow:
-    base = dict.fromkeys(
-        ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "errors_per_s"), 0.0
-    )
-    return IntervalRow(
+def _row(**rates: Any) -> IntervalRow:
+    row = IntervalRow(
         t_s=2.0004,
-        **(base | rates),
+        tps=0.0,
+        qps=0.0,
+        reads_per_s=0.0,
+        writes_per_s=0.0,
+        other_per_s=0.0,
+        errors_per_s=0.0,
         lat_p50_ms=None,
         lat_p95_ms=None,
         lat_p99_ms=None,
@@ -106,6 +111,7 @@ def _row(**rates: float) -> IntervalRow:
         reconnects=0,
         threads=16,
     )
+    return dataclasses.replace(row, **rates)
 
 
 def test_interval_line_matches_sysbench_byte_for_byte() -> None:

@@ -22,7 +22,38 @@ EXPECTED_COLUMNS = [
     "errors",
     "reconnects",
     "threads",
+    "phase",
+    "svc_p50_ms",
+    "svc_p95_ms",
+    "svc_p99_ms",
+    "svc_max_ms",
+    "lag_mean_ms",
+    "lag_max_ms",
+    "backlog",
+    "late",
+    "dropped",
 ]
+
+
+def test_open_loop_columns_come_from_the_event() -> None:
+    event = synthetic.interval_event(2.0, interval_s=1.0, transactions=10)
+    event |= {
+        "phase": "warmup",
+        "service_latency_ns": {"p50": 1e6, "p95": 2e6, "p99": 3e6, "max": 4e6},
+        "lag_mean_ns": 500_000,
+        "lag_max_ns": 9_000_000,
+        "backlog": 7,
+        "late": 3,
+        "dropped": 2,
+    }
+    row = IntervalRow.from_event(event)
+    assert row.phase == "warmup"
+    assert (row.svc_p50_ms, row.svc_max_ms) == (1.0, 4.0)
+    assert (row.lag_mean_ms, row.lag_max_ms) == (0.5, 9.0)
+    assert (row.backlog, row.late, row.dropped) == (7, 3, 2)
+    closed = IntervalRow.from_event(synthetic.interval_event(2.0, interval_s=1.0, transactions=10))
+    assert closed.svc_p95_ms is None
+    assert closed.phase == "run"
 
 
 def test_columns_in_the_documented_order() -> None:

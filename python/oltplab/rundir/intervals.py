@@ -31,6 +31,20 @@ class IntervalRow:
     errors: int
     reconnects: int
     threads: int
+    # Which part of the run: "warmup" rows are stored but left out of the summary.
+    phase: str = "run"
+    # Open loop (--rate): service time from the actual start; empty in closed loop.
+    svc_p50_ms: float | None = None
+    svc_p95_ms: float | None = None
+    svc_p99_ms: float | None = None
+    svc_max_ms: float | None = None
+    # Open loop: how late transactions started, arrivals waiting at the interval's end,
+    # transactions more than 1 ms late, arrivals dropped from a full backlog.
+    lag_mean_ms: float = 0.0
+    lag_max_ms: float = 0.0
+    backlog: int = 0
+    late: int = 0
+    dropped: int = 0
 
     @classmethod
     def from_event(cls, event: Json) -> "IntervalRow":
@@ -43,9 +57,10 @@ class IntervalRow:
             return n / interval_s if interval_s > 0 else 0.0
 
         latency = event.get("latency_ns") or {}
+        service = event.get("service_latency_ns") or {}
 
-        def ms(key: str) -> float | None:
-            value = latency.get(key)
+        def ms(key: str, summary: Json = latency) -> float | None:
+            value = summary.get(key)
             return None if transactions == 0 or value is None else value / NS_PER_MS
 
         return cls(
@@ -67,13 +82,24 @@ class IntervalRow:
             errors=int(event["errors"]),
             reconnects=int(event["reconnects"]),
             threads=int(event["threads_running"]),
+            phase=str(event.get("phase", "run")),
+            svc_p50_ms=ms("p50", service),
+            svc_p95_ms=ms("p95", service),
+            svc_p99_ms=ms("p99", service),
+            svc_max_ms=ms("max", service),
+            lag_mean_ms=int(event.get("lag_mean_ns", 0)) / NS_PER_MS,
+            lag_max_ms=int(event.get("lag_max_ns", 0)) / NS_PER_MS,
+            backlog=int(event.get("backlog", 0)),
+            late=int(event.get("late", 0)),
+            dropped=int(event.get("dropped", 0)),
         )
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(IntervalRow))
 # pandas dtypes, so that a column's type does not depend on the values of one run.
 DTYPES: dict[str, str] = {
-    f.name: "int64" if f.type is int else "float64" for f in fields(IntervalRow)
+    f.name: "int64" if f.type is int else "string" if f.type is str else "float64"
+    for f in fields(IntervalRow)
 }
 
 # Decimals kept per column: µs for times, ns for latencies, 1/1000 for rates.
@@ -90,7 +116,7 @@ def csv_cells(row: IntervalRow) -> list[str]:
     for name, value in zip(COLUMNS, astuple(row), strict=True):
         if value is None:
             cells.append("")
-        elif isinstance(value, int):
+        elif isinstance(value, int | str):
             cells.append(str(value))
         else:
             cells.append(_fixed(value, _DECIMALS.get(name, 3)))

@@ -77,6 +77,12 @@ def _ms(ns: float | None) -> float | None:
     return None if ns is None else ns / NS_PER_MS
 
 
+def _latency_ms(lat: Json, have: bool) -> Json:
+    keys = (("min", "min"), ("mean", "mean"), ("p50", "p50"), ("p95", "p95"), ("p99", "p99"))
+    keys += (("p99.9", "p99_9"), ("max", "max"), ("sum", "sum"))
+    return {key: _ms(lat.get(src)) if have else None for key, src in keys}
+
+
 def summary_of(result: Json) -> Json:
     duration_s = float(result["duration_s"])
     transactions = int(result["transactions"])
@@ -89,6 +95,7 @@ def summary_of(result: Json) -> Json:
     # No transaction, no latency: null rather than a misleading 0.
     have = transactions > 0
     percentile = float(result["options"].get("percentile", 0) or 0)
+    service = result.get("service_latency_ns")
     return {
         "transactions": transactions,
         "queries": dict(queries),
@@ -101,19 +108,18 @@ def summary_of(result: Json) -> Json:
         "reconnects": result["reconnects"],
         "duration_s": duration_s,
         "connect_s": result.get("connect_s"),
-        "latency_ms": {
-            key: _ms(lat.get(src)) if have else None
-            for key, src in (
-                ("min", "min"),
-                ("mean", "mean"),
-                ("p50", "p50"),
-                ("p95", "p95"),
-                ("p99", "p99"),
-                ("p99.9", "p99_9"),
-                ("max", "max"),
-                ("sum", "sum"),
-            )
-        },
+        "latency_ms": _latency_ms(lat, have),
+        # Open loop: latency_ms runs from each transaction's intended start; this from the actual.
+        "service_latency_ms": _latency_ms(service, have) if service is not None else None,
+        "warmup_s": result.get("warmup_s", 0.0),
+        "open_loop": {
+            "rate_per_s": result["rate_per_s"],
+            "late": result.get("late", 0),
+            "dropped": result.get("dropped", 0),
+            "lag_max_ms": _ms(result.get("lag_max_ns", 0)),
+        }
+        if result.get("rate_per_s")
+        else None,
         "percentile": {
             "rank": percentile,
             "latency_ms": _ms(lat.get("pct")) if have else None,
