@@ -30,7 +30,8 @@ def header_lines(start_epoch_s: float, logged_with: str) -> list[str]:
     date = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(start_epoch_s))
     return [
         f"#[Logged with {logged_with}; values in nanoseconds; "
-        "untagged: transactions, Tag=<kind>: statements of that kind]",
+        "untagged: transactions (response time), Tag=service: service time (open loop), "
+        "Tag=<kind>: statements of that kind]",
         f"#[Histogram log format version {FORMAT_VERSION}]",
         f"#[StartTime: {start_epoch_s:.3f} (seconds since epoch), {date}]",
         f"#[BaseTime: {start_epoch_s:.3f} (seconds since epoch)]",
