@@ -19,6 +19,7 @@ def test_fixed_rate_run_records_response_and_service_time(db: str, tmp_path: Pat
         "oltp_point_select", db, out=tmp_path / "r", rate=200, time=2, report_interval=0.5
     )
     summary = result.summary
+    assert summary is not None
     assert summary["open_loop"]["rate_per_s"] == 200
     assert 300 <= summary["transactions"] <= 500
     service = summary["service_latency_ms"]
@@ -34,12 +35,14 @@ def test_warmup_rows_are_stored_but_left_out_of_the_summary(db: str, tmp_path: P
     result = oltplab.run(
         "oltp_point_select", db, out=tmp_path / "w", warmup_time=1, time=1, report_interval=0.5
     )
+    summary = result.summary
+    assert summary is not None
     iv = result.intervals
     warm = iv[iv["phase"] == "warmup"]
     measured = iv[iv["phase"] == "run"]
     assert len(warm) >= 2
     assert warm["transactions"].sum() > 0
-    assert measured["transactions"].sum() == result.summary["transactions"]
-    assert result.summary["warmup_s"] == 1
-    assert result.summary["duration_s"] == pytest.approx(1.0, abs=0.2)
-    assert result.summary["service_latency_ms"] is None
+    assert measured["transactions"].sum() == summary["transactions"]
+    assert summary["warmup_s"] == 1
+    assert summary["duration_s"] == pytest.approx(1.0, abs=0.2)
+    assert summary["service_latency_ms"] is None
