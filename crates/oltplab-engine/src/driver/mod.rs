@@ -269,24 +269,59 @@ pub enum Dialect {
 
 /// The portable bulk load: multi-row INSERTs of at most 512 KiB each (sysbench's batches).
 pub async fn insert_batches(conn: &mut Conn, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> DbResult<u64> {
-    const BATCH_BYTES: usize = 512 * 1024;
-    let head = format!("INSERT INTO {table}({}) VALUES ", columns.join(", "));
-    let mut sql = String::with_capacity(BATCH_BYTES + 1024);
+    let mut batches = InsertBatches::new(table, columns, rows);
     let mut loaded = 0;
-    for row in rows {
-        let values = row.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
-        if !sql.is_empty() && sql.len() + values.len() + 3 > BATCH_BYTES {
-            conn.query(&sql, Fetch::Discard).await?;
-            sql.clear();
-        }
-        sql.push_str(if sql.is_empty() { &head } else { "," });
-        sql.push('(');
-        sql.push_str(&values);
-        sql.push(')');
-        loaded += 1;
-    }
-    if !sql.is_empty() {
-        conn.query(&sql, Fetch::Discard).await?;
+    while let Some((sql, n)) = batches.next_batch() {
+        conn.query(sql, Fetch::Discard).await?;
+        loaded += n;
     }
     Ok(loaded)
+}
+
+/// The statements of [`insert_batches`], one at a time in one reused buffer, for drivers that
+/// fall back to them from inside their own `bulk_load` (where no [`Conn`] is at hand).
+pub struct InsertBatches<'a> {
+    head: String,
+    rows: std::slice::Iter<'a, Vec<Value>>,
+    sql: String,
+    /// The next row's `(...)` text: the row that did not fit into the previous batch.
+    row: String,
+}
+
+impl<'a> InsertBatches<'a> {
+    const BATCH_BYTES: usize = 512 * 1024;
+
+    pub fn new(table: &str, columns: &[&str], rows: &'a [Vec<Value>]) -> Self {
+        Self {
+            head: format!("INSERT INTO {table}({}) VALUES ", columns.join(", ")),
+            rows: rows.iter(),
+            sql: String::new(),
+            row: String::new(),
+        }
+    }
+
+    /// The next INSERT and how many rows it holds; None when every row was sent.
+    pub fn next_batch(&mut self) -> Option<(&str, u64)> {
+        use std::fmt::Write as _;
+        self.sql.clear();
+        let mut n = 0;
+        loop {
+            if self.row.is_empty() {
+                let Some(row) = self.rows.next() else { break };
+                self.row.push('(');
+                for (i, v) in row.iter().enumerate() {
+                    let _ = if i == 0 { write!(self.row, "{v}") } else { write!(self.row, ", {v}") };
+                }
+                self.row.push(')');
+            }
+            if n > 0 && self.sql.len() + self.row.len() + 1 > Self::BATCH_BYTES {
+                break;
+            }
+            self.sql.push_str(if n == 0 { &self.head } else { "," });
+            self.sql.push_str(&self.row);
+            self.row.clear();
+            n += 1;
+        }
+        (n > 0).then_some((self.sql.as_str(), n))
+    }
 }

@@ -3,7 +3,7 @@
 //! run, and the drop loop.
 
 use super::PrepareEvent;
-use crate::driver::{Conn, DbError, Fetch};
+use crate::driver::{Conn, DbError, Fetch, Value};
 use crate::error::{EngineError, Result};
 
 /// sysbench's `BULK_PACKET_SIZE`: a multi-row INSERT never exceeds it.
@@ -51,6 +51,56 @@ impl BulkBuffer {
         self.sql.truncate(self.header_len);
         self.rows = 0;
     }
+}
+
+/// Rows for one [`Conn::bulk_load`](crate::driver::Conn::bulk_load), cut where sysbench cuts its
+/// multi-row INSERTs ([`BulkBuffer`]'s 512 KiB of SQL text), so that progress is reported at the
+/// same rows whichever load path the server offers.
+#[derive(Debug)]
+pub struct RowChunk {
+    rows: Vec<Vec<Value>>,
+    /// What `INSERT INTO t(cols) VALUES(..),(..)` of these rows would take.
+    sql_len: usize,
+    header_len: usize,
+}
+
+impl RowChunk {
+    /// `header` is the INSERT up to `VALUES`, as sysbench writes it.
+    pub fn new(header: &str) -> Self {
+        Self { rows: Vec::new(), sql_len: header.len(), header_len: header.len() }
+    }
+
+    /// As [`BulkBuffer::needs_flush_before`], for a row given as values.
+    pub fn needs_flush_before(&self, row: &[Value]) -> bool {
+        !self.rows.is_empty() && self.sql_len + literal_len(row) + 2 > BULK_PACKET_SIZE_BYTES
+    }
+
+    pub fn push(&mut self, row: Vec<Value>) {
+        self.sql_len += literal_len(&row) + usize::from(!self.rows.is_empty());
+        self.rows.push(row);
+    }
+
+    pub fn rows(&self) -> &[Vec<Value>] {
+        &self.rows
+    }
+
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.sql_len = self.header_len;
+    }
+}
+
+/// The length of `(v1, v2, ...)` with each value printed as an SQL literal.
+fn literal_len(row: &[Value]) -> usize {
+    let values: usize = row
+        .iter()
+        .map(|v| match v {
+            Value::Null => 4,
+            Value::Int(i) => i.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1) + usize::from(*i < 0),
+            Value::Text(s) => s.len() + 2,
+        })
+        .sum();
+    values + 2 * row.len().saturating_sub(1) + 2
 }
 
 /// Runs DDL during prepare; "already exists" means an earlier prepare left data behind.
@@ -116,5 +166,32 @@ mod tests {
         assert_eq!(b.rows(), pushed as u64);
         b.clear();
         assert_eq!((b.sql(), b.rows()), ("INSERT INTO t VALUES", 0));
+    }
+
+    #[test]
+    fn row_chunks_cut_where_sysbench_inserts_do() {
+        let rows: Vec<Vec<Value>> = (0..12_000i64)
+            .map(|i| vec![Value::Int(i * 37 - 20), Value::Text("7".repeat(119)), Value::Null, Value::Int(i)])
+            .collect();
+        let header = "INSERT INTO sbtest1(id, k, c, pad) VALUES";
+        let (mut bulk, mut chunk) = (BulkBuffer::new(header), RowChunk::new(header));
+        let (mut bulk_cuts, mut chunk_cuts) = (Vec::new(), Vec::new());
+        for (i, row) in rows.iter().enumerate() {
+            let text = format!("({})", row.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "));
+            assert_eq!(literal_len(row), text.len());
+            if bulk.needs_flush_before(text.len()) {
+                bulk_cuts.push(i);
+                bulk.clear();
+            }
+            bulk.push(&text);
+            if chunk.needs_flush_before(row) {
+                chunk_cuts.push(i);
+                chunk.clear();
+            }
+            chunk.push(row.clone());
+        }
+        assert!(bulk_cuts.len() > 2);
+        assert_eq!(bulk_cuts, chunk_cuts);
+        assert_eq!(chunk.rows().len(), 12_000 - chunk_cuts.last().unwrap());
     }
 }

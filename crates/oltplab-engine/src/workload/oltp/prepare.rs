@@ -1,14 +1,14 @@
-//! `create_table()` of `oltp_common.lua`: DDL per dialect, the multi-row load
+//! `create_table()` of `oltp_common.lua`: DDL per dialect, the bulk load
 //! with k from `--rand-type`, the secondary index after the load; plus the
 //! check before a run and `cleanup()`.
 
 use std::fmt::Write as _;
 
 use super::{Oltp, Script};
-use crate::driver::{Conn, Dialect, Fetch};
+use crate::driver::{Conn, Dialect, Value};
 use crate::error::{EngineError, Result};
 use crate::rand::{rand_string_into, Rng, C_TEMPLATE, PAD_TEMPLATE};
-use crate::workload::tables::{check_tables, drop_tables, run_ddl, BulkBuffer};
+use crate::workload::tables::{check_tables, drop_tables, run_ddl, RowChunk};
 use crate::workload::PrepareEvent;
 
 type Progress<'a> = &'a mut (dyn FnMut(PrepareEvent) + Send);
@@ -75,30 +75,32 @@ impl Oltp {
         Ok(())
     }
 
-    /// Rows 1..=rows in multi-row INSERTs of at most 512 KiB, each its own autocommit transaction.
+    /// Rows 1..=rows through [`Conn::bulk_load`] (LOAD DATA, COPY or multi-row INSERTs, each
+    /// chunk its own autocommit transaction), in chunks of sysbench's 512 KiB INSERTs.
     async fn load(&self, conn: &mut Conn, t: usize, rows: u32, rng: &mut Rng, progress: Progress<'_>) -> Result<()> {
         let auto_inc = self.o.auto_inc;
-        let columns = if auto_inc { "k, c, pad" } else { "id, k, c, pad" };
-        let mut bulk = BulkBuffer::new(&format!("INSERT INTO sbtest{t}({columns}) VALUES"));
-        let (mut row, mut c, mut pad) = (String::with_capacity(200), String::new(), String::new());
+        let columns: &[&str] = if auto_inc { &["k", "c", "pad"] } else { &["id", "k", "c", "pad"] };
+        let table = format!("sbtest{t}");
+        let mut chunk = RowChunk::new(&format!("INSERT INTO {table}({}) VALUES", columns.join(", ")));
         let mut done = 0;
         for i in 1..=rows {
-            c.clear();
-            pad.clear();
+            let (mut c, mut pad) = (String::with_capacity(120), String::with_capacity(60));
             // sysbench draws c and pad first, then k.
             rand_string_into(rng, C_TEMPLATE, &mut c);
             rand_string_into(rng, PAD_TEMPLATE, &mut pad);
-            let k = self.id(rng);
-            row.clear();
-            let _ =
-                if auto_inc { write!(row, "({k}, '{c}', '{pad}')") } else { write!(row, "({i}, {k}, '{c}', '{pad}')") };
-            if bulk.needs_flush_before(row.len()) {
-                done += flush(conn, &mut bulk, t).await?;
+            let k = Value::Int(self.id(rng).into());
+            let row = if auto_inc {
+                vec![k, Value::Text(c), Value::Text(pad)]
+            } else {
+                vec![Value::Int(i.into()), k, Value::Text(c), Value::Text(pad)]
+            };
+            if chunk.needs_flush_before(&row) {
+                done += load_chunk(conn, &table, columns, &mut chunk).await?;
                 progress(PrepareEvent::Rows { table: t, done, total: rows.into() });
             }
-            bulk.push(&row);
+            chunk.push(row);
         }
-        done += flush(conn, &mut bulk, t).await?;
+        done += load_chunk(conn, &table, columns, &mut chunk).await?;
         progress(PrepareEvent::Rows { table: t, done, total: rows.into() });
         Ok(())
     }
@@ -119,15 +121,15 @@ impl Oltp {
     }
 }
 
-/// Sends the buffered rows; returns how many.
-async fn flush(conn: &mut Conn, bulk: &mut BulkBuffer, t: usize) -> Result<u64> {
-    if bulk.rows() == 0 {
+/// Loads the chunk's rows; returns how many.
+async fn load_chunk(conn: &mut Conn, table: &str, columns: &[&str], chunk: &mut RowChunk) -> Result<u64> {
+    if chunk.rows().is_empty() {
         return Ok(0);
     }
-    conn.query(bulk.sql(), Fetch::Discard)
+    let loaded = conn
+        .bulk_load(table, columns, chunk.rows())
         .await
-        .map_err(|e| EngineError::Driver(format!("loading table sbtest{t} failed: {e}")))?;
-    let rows = bulk.rows();
-    bulk.clear();
-    Ok(rows)
+        .map_err(|e| EngineError::Driver(format!("loading table {table} failed: {e}")))?;
+    chunk.clear();
+    Ok(loaded)
 }

@@ -1,0 +1,218 @@
+//! MariaDB, MySQL and Percona Server over the MySQL protocol (`mysql_async`, on the
+//! engine's tokio runtime). One [`MysqlConn`] is one server connection: no pool, no
+//! statement cache of the library's, its prepared statements held by index.
+
+mod connect;
+mod errors;
+mod load;
+mod result;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysql_async::Statement;
+
+use self::connect::{ConnectOpts, ReopenError};
+use self::errors::{db_error, reconnect_error, CR_CONN_HOST_ERROR};
+use super::target::{MysqlTarget, PsMode};
+use super::{DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
+use crate::error::Result;
+
+/// `ER_MAX_PREPARED_STMT_COUNT_REACHED`: sysbench dies of it at 4096 threads on MariaDB's defaults.
+const ER_MAX_PREPARED_STMT_COUNT_REACHED: u16 = 1461;
+/// How long a `--reconnect` waits for the old connection's polite `COM_QUIT`.
+const QUIT_TIMEOUT: Duration = Duration::from_secs(1);
+
+pub struct MysqlConn {
+    /// None only after a failed reconnect (the executor tries again).
+    conn: Option<mysql_async::Conn>,
+    opts: ConnectOpts,
+    ps_mode: PsMode,
+    /// `--mysql-ignore-errors`; None is `all`.
+    ignore: Option<Vec<u16>>,
+    /// The workload's statements, shared by every connection of the run.
+    sqls: Arc<[String]>,
+    /// `sqls[i]` prepared on this connection (`--db-ps-mode=auto`).
+    stmts: Vec<Statement>,
+    /// `--db-ps-mode=disable`: the statement text with its parameters, reused.
+    text: String,
+    /// LOAD DATA LOCAL INFILE works until the server refuses it once.
+    local_infile: bool,
+}
+
+impl MysqlConn {
+    pub async fn open(target: &MysqlTarget) -> Result<Self> {
+        let opts = ConnectOpts::shared(target)?;
+        let conn = opts.open(target).await?;
+        Ok(Self {
+            conn: Some(conn),
+            opts,
+            ps_mode: target.ps_mode,
+            ignore: target.ignore_errors.clone(),
+            sqls: Arc::from(Vec::new()),
+            stmts: Vec::new(),
+            text: String::new(),
+            local_infile: true,
+        })
+    }
+
+    /// Server-side prepared statements (sysbench's `--db-ps-mode=auto`), or, with `disable`,
+    /// only the texts, which are sent with their parameters printed in.
+    pub async fn prepare(&mut self, sqls: &[String]) -> DbResult<()> {
+        self.sqls = shared(sqls);
+        self.prepare_all().await
+    }
+
+    async fn prepare_all(&mut self) -> DbResult<()> {
+        self.stmts.clear();
+        if self.ps_mode == PsMode::Disable {
+            return Ok(());
+        }
+        let conn = self.conn.as_mut().ok_or_else(gone)?;
+        self.stmts.reserve_exact(self.sqls.len());
+        for sql in self.sqls.iter() {
+            let stmt = conn.prep(sql.as_str()).await.map_err(|e| {
+                let mut err = db_error(&e, self.ignore.as_deref());
+                if matches!(&e, mysql_async::Error::Server(s) if s.code == ER_MAX_PREPARED_STMT_COUNT_REACHED) {
+                    err.message
+                        .push_str("; raise max_prepared_stmt_count on the server or run with --db-ps-mode=disable");
+                }
+                err
+            })?;
+            self.stmts.push(stmt);
+        }
+        Ok(())
+    }
+
+    pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
+        let conn = self.conn.as_mut().ok_or_else(gone)?;
+        let outcome = match self.ps_mode {
+            PsMode::Auto => {
+                let stmt = self.stmts.get(id.0).ok_or_else(|| no_statement(id))?;
+                match conn.exec_iter(stmt, result::params_of(params)).await {
+                    Ok(r) => result::read(r, fetch).await,
+                    Err(e) => Err(e),
+                }
+            }
+            PsMode::Disable => {
+                let sql = self.sqls.get(id.0).ok_or_else(|| no_statement(id))?;
+                result::inline_into(&mut self.text, sql, params);
+                match conn.query_iter(self.text.as_str()).await {
+                    Ok(r) => result::read(r, fetch).await,
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        outcome.map_err(|e| db_error(&e, self.ignore.as_deref()))
+    }
+
+    pub async fn query(&mut self, sql: &str, fetch: Fetch) -> DbResult<QueryResult> {
+        let conn = self.conn.as_mut().ok_or_else(gone)?;
+        let outcome = match conn.query_iter(sql).await {
+            Ok(r) => result::read(r, fetch).await,
+            Err(e) => Err(e),
+        };
+        outcome.map_err(|e| db_error(&e, self.ignore.as_deref()))
+    }
+
+    /// A new connection to the same target with the same statements prepared; an error while
+    /// the server is still away (the executor tries again with backoff).
+    pub async fn reconnect(&mut self) -> DbResult<()> {
+        if let Some(old) = self.conn.take() {
+            // `--reconnect` closes a live connection: say goodbye, as mysql_close() does.
+            // A dead one fails at once.
+            let _ = tokio::time::timeout(QUIT_TIMEOUT, old.disconnect()).await;
+        }
+        self.conn = Some(self.opts.reopen().await.map_err(|e| match e {
+            ReopenError::Failed(e) => reconnect_error(&e),
+            ReopenError::Timeout => DbError {
+                code: CR_CONN_HOST_ERROR.to_string(),
+                message: format!("no answer within {} s", self.opts.timeout.as_secs()),
+                action: ErrorAction::Reconnect,
+            },
+        })?);
+        self.prepare_all().await.map_err(|e| DbError { action: ErrorAction::Reconnect, ..e })
+    }
+
+    /// The version and every global variable (`SHOW GLOBAL VARIABLES`, whose `version` is
+    /// `VERSION()`: no SELECT is sent, so the server's `Com_select` counts the workload's only).
+    pub async fn server_info(&mut self) -> DbResult<ServerInfo> {
+        let variables = self.name_values("SHOW GLOBAL VARIABLES").await?;
+        let version = match variables.get("version") {
+            Some(v) => v.clone(),
+            None => {
+                self.name_values("SHOW GLOBAL VARIABLES LIKE 'version'").await?.remove("version").unwrap_or_default()
+            }
+        };
+        Ok(ServerInfo { version, variables })
+    }
+
+    /// `max_connections`, `Threads_connected`, `max_prepared_stmt_count` and `Prepared_stmt_count`.
+    pub async fn limits(&mut self) -> DbResult<ServerLimits> {
+        let vars = self
+            .name_values("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('max_connections', 'max_prepared_stmt_count')")
+            .await?;
+        let status = self
+            .name_values("SHOW GLOBAL STATUS WHERE Variable_name IN ('Threads_connected', 'Prepared_stmt_count')")
+            .await?;
+        let number = |map: &BTreeMap<String, String>, name: &str| map.get(name).and_then(|v| v.trim().parse().ok());
+        Ok(ServerLimits {
+            max_connections: number(&vars, "max_connections"),
+            connections_in_use: number(&status, "Threads_connected"),
+            max_prepared_stmts: number(&vars, "max_prepared_stmt_count"),
+            prepared_stmts_in_use: number(&status, "Prepared_stmt_count"),
+        })
+    }
+
+    /// A two-column SHOW result as a map.
+    async fn name_values(&mut self, sql: &str) -> DbResult<BTreeMap<String, String>> {
+        let rows = self.query(sql, Fetch::Rows).await?.rows;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                let mut cells = row.into_iter().map(|v| match v {
+                    Value::Text(s) => s,
+                    Value::Int(i) => i.to_string(),
+                    Value::Null => String::new(),
+                });
+                Some((cells.next()?, cells.next().unwrap_or_default()))
+            })
+            .collect())
+    }
+}
+
+/// One copy of the statement texts for all of a run's connections (thousands of them).
+fn shared(sqls: &[String]) -> Arc<[String]> {
+    static LAST: Mutex<Option<Arc<[String]>>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(same) = last.as_ref().filter(|l| ***l == *sqls) {
+        return Arc::clone(same);
+    }
+    let fresh: Arc<[String]> = Arc::from(sqls);
+    *last = Some(Arc::clone(&fresh));
+    fresh
+}
+
+fn gone() -> DbError {
+    DbError { code: "2006".into(), message: "the connection is closed".into(), action: ErrorAction::Reconnect }
+}
+
+fn no_statement(id: StmtId) -> DbError {
+    DbError::fatal("OLTPLAB", format!("statement {} was not prepared", id.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statement_texts_are_shared_between_connections() {
+        let a = shared(&["SELECT 1".to_string(), "COMMIT".to_string()]);
+        let b = shared(&["SELECT 1".to_string(), "COMMIT".to_string()]);
+        assert!(Arc::ptr_eq(&a, &b));
+        let c = shared(&["SELECT 2".to_string()]);
+        assert_eq!(&*c, ["SELECT 2".to_string()]);
+    }
+}
