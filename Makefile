@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help install build-dev build-release format docs lint test-rust test-py test
+.PHONY: help deps install build-dev build-release format docs lint test-rust test-py test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-14s %s\n",$$1,$$2}'
@@ -16,6 +16,9 @@ help: ## list the targets
 $(BIN)/python:
 	python3 -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+
+deps: ## install MariaDB, PostgreSQL and sysbench from Debian's packages when missing
+	scripts/install-test-deps.sh
 
 install: $(BIN)/python ## create .venv and install the build and dev tools
 	$(BIN)/python -m pip install -q "maturin>=1.7,<2"
@@ -42,10 +45,10 @@ lint: build-dev ## rustfmt --check, clippy -D warnings, ruff, mypy --strict, stu
 	$(BIN)/mypy
 	$(BIN)/python -m mypy.stubtest oltplab._core
 
-test-rust: ## engine unit and integration tests
-	cargo test -p oltplab-engine
+test-rust: deps build-dev ## engine unit and integration tests (with private MariaDB and PostgreSQL)
+	$(BIN)/python -m tests.servers.with_servers -- cargo test -p oltplab-engine
 
-test-py: build-dev ## pytest (real SQLite files; exit code 5, no tests, fails)
+test-py: deps build-dev ## pytest (SQLite files, private MariaDB and PostgreSQL; exit 5, no tests, fails)
 	$(BIN)/pytest
 
-test: lint test-rust test-py ## everything CI runs
+test: deps lint test-rust test-py ## everything CI runs

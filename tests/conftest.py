@@ -1,11 +1,24 @@
 """Shared fixtures. Unit tests run against synthetic engine output (tests/synthetic.py)
 and a fake engine (tests/fakecore.py), so they need neither the compiled engine nor a
-database; tests/test_cli_e2e.py runs the real one."""
+database; tests/test_cli_e2e.py runs the real one.
+
+Real servers: `mariadb` and `postgres` are one private server each for the whole session
+(oltplab.servers, started on first use, stopped at the end even when tests fail, configured
+by tests/servers/settings.py); tests reach them through `.url` (TCP), `.socket_url` or
+`.tls_url`, and administer them with `.query(sql)`.
+`mariadb_empty_db` and `postgres_empty_db` give the same servers with `sbtest` dropped and
+created empty, once per test module. A server that cannot start fails its tests, never skips
+them. `server_dir` is a fresh directory a test's own server can run from. All of them live
+under `servers_root` (see there why not in pytest's temporary directories).
+"""
 
 import importlib.util
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -15,7 +28,18 @@ if importlib.util.find_spec("oltplab") is None:  # a checkout where `maturin dev
 
 from oltplab import engine  # noqa: E402
 from oltplab.catalog import load_catalog  # noqa: E402
+from oltplab.exceptions import OltpLabError  # noqa: E402
+from oltplab.servers import (  # noqa: E402
+    ManagedServer,
+    MariaDBServer,
+    PostgresServer,
+    open_server,
+)
+from oltplab.servers.state import STATE_FILE  # noqa: E402
 from tests.fakecore import FakeCore  # noqa: E402
+from tests.servers.settings import TEST_SERVER_SETTINGS  # noqa: E402
+
+Server = TypeVar("Server", bound=ManagedServer)
 
 
 @pytest.fixture
@@ -33,3 +57,77 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Runs the test from an empty directory (the default results root is relative)."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def servers_root(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """Where the tests' servers live, linked from pytest's directory as `servers`.
+
+    Not inside pytest's own directories: pytest keeps those at 0700, and resets them so
+    whenever another pytest session starts, but when the tests run as root the servers run
+    as the `mysql` and `postgres` accounts, which must reach their files. Removed at the
+    end; when a test failed, everything but the data directories is kept (logs, configs)."""
+    root = Path(tempfile.mkdtemp(prefix="oltplab-servers-"))
+    root.chmod(0o711)  # search, not read
+    (tmp_path_factory.getbasetemp() / "servers").symlink_to(root)
+    yield root
+    if request.session.testsfailed:
+        for state in root.glob("**/server.json"):
+            shutil.rmtree(state.parent / "data", ignore_errors=True)
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def mariadb(servers_root: Path) -> Iterator[MariaDBServer]:
+    """The session's MariaDB (Debian's), on a loopback port of its own."""
+    yield from _serve(MariaDBServer, servers_root / "mariadb")
+
+
+@pytest.fixture(scope="session")
+def postgres(servers_root: Path) -> Iterator[PostgresServer]:
+    """The session's PostgreSQL (Debian's), on a loopback port of its own."""
+    yield from _serve(PostgresServer, servers_root / "postgresql")
+
+
+@pytest.fixture(scope="module")
+def mariadb_empty_db(mariadb: MariaDBServer) -> MariaDBServer:
+    """The session's MariaDB, its `sbtest` database emptied for this test module."""
+    mariadb.recreate_database()
+    return mariadb
+
+
+@pytest.fixture(scope="module")
+def postgres_empty_db(postgres: PostgresServer) -> PostgresServer:
+    """The session's PostgreSQL, its `sbtest` database emptied for this test module."""
+    postgres.recreate_database()
+    return postgres
+
+
+@pytest.fixture
+def server_dir(servers_root: Path) -> Iterator[Path]:
+    """A fresh directory for a test's own server (the server creates it); a server the
+    test left running there is stopped afterwards."""
+    parent = Path(tempfile.mkdtemp(prefix="t", dir=servers_root))  # short: socket paths
+    parent.chmod(0o711)
+    path = parent / "server"
+    yield path
+    if (path / STATE_FILE).exists():
+        open_server(path).stop()
+
+
+def _serve(cls: type[Server], base_dir: Path) -> Iterator[Server]:
+    problem = None
+    try:
+        server = cls(base_dir, TEST_SERVER_SETTINGS)
+        server.start()
+    except OltpLabError as e:
+        problem = str(e)
+    if problem is not None:  # fail, never skip: a skipped real-server test is a lie
+        pytest.fail(f"the {cls.display_name} under test did not start: {problem}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -3,6 +3,7 @@
 import contextlib
 import json
 import os
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -34,3 +35,12 @@ def remove_empty_dir(path: Path) -> None:
     """Removes `path` if it is an empty directory; leaves it (and any files in it) otherwise."""
     with contextlib.suppress(OSError):
         path.rmdir()
+
+
+def empty_dir(path: Path) -> None:
+    """Removes everything inside `path`, keeping the directory itself (its owner and mode)."""
+    for child in path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()

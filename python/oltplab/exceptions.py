@@ -4,7 +4,8 @@
     ├── ConfigError       bad options, workload or path: fix the command line (CLI exit 2)
     ├── ConnectError      the database cannot be reached or opened (exit 2)
     ├── NotPreparedError  the database lacks the workload's tables: run `prepare` (exit 2)
-    └── DriverError       a database error stopped the work (exit 1)
+    ├── DriverError       a database error stopped the work (exit 1)
+    └── ServerError       a managed server under test failed to start or stop (exit 1)
 
 Python-side checks (an unusable --out directory, an unknown option name) raise the same
 classes, so callers and the CLI handle one hierarchy.
@@ -52,6 +53,11 @@ class EngineMissingError(OltpLabError):
     """The compiled engine (oltplab._core) is not importable: the package was not built."""
 
 
+class ServerError(OltpLabError):
+    """A managed server under test (oltplab.servers) failed to start, stop or answer; the
+    message names the server's log file."""
+
+
 __all__ = [
     "ConfigError",
     "ConnectError",
@@ -59,4 +65,5 @@ __all__ = [
     "EngineMissingError",
     "NotPreparedError",
     "OltpLabError",
+    "ServerError",
 ]
