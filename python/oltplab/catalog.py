@@ -44,6 +44,15 @@ class OptionDef:
     def flag(self) -> str:
         return flag_of(self.name)
 
+    @property
+    def default_text(self) -> str:
+        """The default as sysbench's help prints it: `on`/`off`, `10000`, `innodb`."""
+        if self.type == "bool":
+            return "on" if self.default else "off"
+        if isinstance(self.default, float) and self.default.is_integer():
+            return str(int(self.default))
+        return "" if self.default is None else str(self.default)
+
     def coerce(self, value: Any) -> Any:
         """Converts CLI text to this option's type; returns `value` unchanged if it does not
         convert (the engine then rejects it with its own message)."""

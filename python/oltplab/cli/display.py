@@ -30,10 +30,24 @@ def _float(value: Any) -> float:
 
 
 class RunDisplay:
-    def __init__(self, out: TextIO, status: StatusLine, options: Json) -> None:
-        """`options`: every option value (Catalog.resolve), for the preamble and the lines."""
+    def __init__(
+        self,
+        out: TextIO,
+        status: StatusLine | None,
+        options: Json,
+        *,
+        header: str | None = None,
+        summary: bool = True,
+    ) -> None:
+        """`options`: every option value (Catalog.resolve), for the preamble and the lines.
+
+        `status` None draws no status line; `header` replaces the preamble's first line
+        (oltplab's banner); `summary` False prints sysbench's report without oltplab's.
+        """
         self._out = out
         self._status = status
+        self._header = banner() if header is None else header
+        self._summary = summary
         self._report_interval_s = _float(options.get("report_interval"))
         self._percentile = _float(options.get("percentile"))
         self._time_s = _float(options.get("time"))
@@ -43,7 +57,8 @@ class RunDisplay:
         self._errors = 0
 
     def _print(self, text: str) -> None:
-        self._status.clear()
+        if self._status is not None:
+            self._status.clear()
         self._out.write(text)
         self._out.flush()
 
@@ -52,7 +67,7 @@ class RunDisplay:
         if kind == "started":
             self._print(
                 sysbench_text.preamble(
-                    banner(),
+                    self._header,
                     threads=int(event["threads"]),
                     report_interval_s=self._report_interval_s,
                     rate_per_s=self._rate,
@@ -74,12 +89,19 @@ class RunDisplay:
             line = sysbench_text.interval_line(
                 row, percentile=self._percentile, latency_pct_ms=pct_ms, decimals=self._decimals
             )
+            if self._rate > 0:
+                in_flight = int(event.get("in_flight", 0))
+                line += "\n" + sysbench_text.queue_line(
+                    row, in_flight=in_flight, decimals=self._decimals
+                )
             self._print(line + "\n")
-        self._status.show(run_status(row, time_limit_s=self._time_s, errors_total=self._errors))
+        if self._status is not None:
+            self._status.show(run_status(row, time_limit_s=self._time_s, errors_total=self._errors))
 
     def finish(self, result: RunResult) -> None:
         """The reports: sysbench's (unless the run failed, as sysbench), then oltplab's."""
-        self._status.clear()
+        if self._status is not None:
+            self._status.clear()
         manifest = result.manifest
         text = ""
         if manifest.get("stop_reason") != "error" and manifest.get("summary") is not None:
@@ -89,14 +111,16 @@ class RunDisplay:
             text += sysbench_text.final_report(
                 sysbench_text.CumulativeStats.from_manifest(manifest)
             )
-        text += oltplab_text.summary_text(manifest, result.path)
+        if self._summary:
+            text += oltplab_text.summary_text(manifest, result.path)
         self._print(text)
 
 
 class PrepareDisplay:
-    """Prints prepare's messages and draws a progress bar of the rows loaded."""
+    """Prints prepare's messages and draws a progress bar of the rows loaded (on `status`;
+    None prints the messages only)."""
 
-    def __init__(self, out: TextIO, status: StatusLine) -> None:
+    def __init__(self, out: TextIO, status: StatusLine | None) -> None:
         self._out = out
         self._status = status
         self._rows: dict[int, tuple[int, int]] = {}
@@ -113,12 +137,13 @@ class PrepareDisplay:
             self._header = None
         kind = event.get("event")
         if kind == "message":
-            self._status.clear()
+            self.done()
             self._out.write(f"{event['text']}\n")
             self._out.flush()
-        elif kind == "rows":
+        elif kind == "rows" and self._status is not None:
             self._rows[int(event["table"])] = (int(event["done"]), int(event["total"]))
             self._status.show(prepare_status(self._rows))
 
     def done(self) -> None:
-        self._status.clear()
+        if self._status is not None:
+            self._status.clear()

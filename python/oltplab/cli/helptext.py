@@ -42,6 +42,8 @@ commands:
   run        run the workload: live progress, sysbench's interval lines and final report,
              and a run directory (run.json, intervals.csv, latency.hlog)
   cleanup    drop the workload's tables (without --db: delete oltplab's SQLite database)
+  sysbench   drop-in mode: sysbench 1.0.20's command line and output, e.g.
+             `oltplab sysbench oltp_read_write --mysql-host=... --threads=8 run`
 
   `oltplab COMMAND --help` lists a command's options; `oltplab run WORKLOAD --help` lists
   that workload's options with their defaults. WORKLOAD defaults to {DEFAULT_WORKLOAD}.
@@ -63,6 +65,7 @@ examples:
   oltplab prepare --db sqlite:///tmp/sb.db --tables=4 --table-size=100000
   oltplab run oltp_point_select --db sqlite:///tmp/sb.db --tables=4 --threads=4
   oltplab cleanup --db sqlite:///tmp/sb.db --tables=4
+  oltplab sysbench oltp_read_only --db-driver=pgsql --pgsql-host=/run/postgresql --time=60 run
 """
 
 _VERB_SUMMARY = {

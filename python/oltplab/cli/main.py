@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from oltplab._version import __version__
 from oltplab.cli import exitcodes, helptext
-from oltplab.cli.commands import cleanup, prepare, run
+from oltplab.cli.commands import cleanup, prepare, run, sysbench
 from oltplab.cli.interrupts import InterruptWatch
 from oltplab.exceptions import OltpLabError
 
@@ -15,7 +15,11 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "prepare": prepare.main,
     "run": run.main,
     "cleanup": cleanup.main,
+    "sysbench": sysbench.main,
 }
+
+# How a command's errors read; the drop-in mode prints sysbench's `FATAL: ...` lines.
+ERROR_LINES: dict[str, Callable[[str], str]] = {"sysbench": sysbench.fatal_line}
 
 
 def _dispatch(args: list[str]) -> int:
@@ -48,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("oltplab: interrupted", file=sys.stderr)
         return exitcodes.INTERRUPTED
     except OltpLabError as e:
-        print(exitcodes.error_line(str(e)), file=sys.stderr)
+        error_line = ERROR_LINES.get(args[0] if args else "", exitcodes.error_line)
+        print(error_line(str(e)), file=sys.stderr)
         return exitcodes.INTERRUPTED if watch.interrupted else exitcodes.for_error(e)
     except BrokenPipeError:
         # stdout was closed early (`oltplab run | head`): point it at /dev/null so that

@@ -53,19 +53,11 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
-def _default_text(d: OptionDef) -> str:
-    if d.type == "bool":
-        return "on" if d.default else "off"
-    if isinstance(d.default, float) and d.default.is_integer():
-        return str(int(d.default))
-    return "" if d.default is None else str(d.default)
-
-
 def _option_help(d: OptionDef) -> str:
     text = d.help
     if d.choices and "{" not in text:
         text += " {" + ",".join(d.choices) + "}"
-    return f"{text} [{_default_text(d)}]".replace("%", "%%")  # argparse %-formats help
+    return f"{text} [{d.default_text}]".replace("%", "%%")  # argparse %-formats help
 
 
 def _add_options(group: Any, defs: list[OptionDef]) -> None:

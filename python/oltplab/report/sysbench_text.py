@@ -64,6 +64,11 @@ def interval_line(
     )
 
 
+def queue_line(row: IntervalRow, *, in_flight: int, decimals: int = 0) -> str:
+    """The second interval line sysbench prints in rate mode, without the trailing newline."""
+    return f"[ {row.t_s:.{decimals}f}s ] queue length: {row.backlog}, concurrency: {in_flight}"
+
+
 def histogram_block(rows: Sequence[Sequence[float]]) -> str:
     """--histogram's block from (value_ms, count) rows (sb_histogram_print)."""
     out = "Latency histogram (values are in milliseconds)\n"

@@ -53,6 +53,8 @@ pub struct IntervalReport {
     pub late: u64,
     /// Open loop: arrivals waiting for a free connection at the interval's end.
     pub backlog: usize,
+    /// Connections inside a transaction at the interval's end.
+    pub in_flight: usize,
     /// Open loop: arrivals dropped because the backlog was full.
     pub dropped: u64,
     pub histograms: Vec<EncodedHistogram>,

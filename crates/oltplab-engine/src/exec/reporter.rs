@@ -77,6 +77,7 @@ impl Reporter {
             lag_max_ns: c.lag_max_ns,
             late: c.late,
             backlog,
+            in_flight: shared.in_flight.load(Ordering::Relaxed),
             dropped,
             histograms,
         };

@@ -58,6 +58,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         max_events: load.events,
         events_started: AtomicU64::new(0),
         running: AtomicUsize::new(load.threads),
+        in_flight: AtomicUsize::new(0),
         stop: stop.clone(),
         fatal: Mutex::new(None),
         interrupted: AtomicBool::new(false),

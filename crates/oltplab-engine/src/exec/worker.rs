@@ -25,6 +25,8 @@ pub struct Shared {
     pub max_events: u64,
     pub events_started: AtomicU64,
     pub running: AtomicUsize,
+    /// Connections inside an event right now (sysbench's "concurrency" in rate mode).
+    pub in_flight: AtomicUsize,
     pub stop: Stop,
     /// The first fatal error; it stops the run.
     pub fatal: Mutex<Option<String>>,
@@ -69,11 +71,13 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
         };
         let start = Instant::now();
         let mut ctx = EventCtx::new(&mut conn, &mut rng, worker, &shared.stmt_kinds);
+        shared.in_flight.fetch_add(1, Ordering::Relaxed);
         let outcome = tokio::select! {
             biased;
             () = stop.stopped() => None,
             ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
         };
+        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
         let end = Instant::now();
         let timing = EventTiming {
             response_ns: (end - intended.unwrap_or(start)).as_nanos() as u64,

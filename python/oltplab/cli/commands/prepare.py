@@ -8,6 +8,7 @@ from oltplab.cli import exitcodes
 from oltplab.cli.display import PrepareDisplay, banner
 from oltplab.cli.parser import parse_verb
 from oltplab.cli.progress import StatusLine
+from oltplab.redact import redact_url
 
 
 def main(args: list[str]) -> int:
@@ -24,7 +25,7 @@ def main(args: list[str]) -> int:
         )
     finally:
         display.done()
-    where = parsed.db or "the default SQLite database"
+    where = redact_url(parsed.db) if parsed.db else "the default SQLite database"
     tables, duration_s = result.get("tables", "?"), result["duration_s"]
     print(f"Prepared {tables} table(s) in {where} in {duration_s:.2f}s")
     return exitcodes.OK
