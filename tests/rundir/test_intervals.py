@@ -32,6 +32,7 @@ EXPECTED_COLUMNS = [
     "backlog",
     "late",
     "dropped",
+    "client_cpu_pct",
 ]
 
 

@@ -48,6 +48,9 @@ pub struct RunResult {
     pub latency_ns: LatencySummary,
     /// Open loop only: from the actual start.
     pub service_latency_ns: Option<LatencySummary>,
+    /// `--percentile`'s list: (rank, response time in ns), and service time in open loop.
+    pub percentiles_ns: Vec<(f64, u64)>,
+    pub service_percentiles_ns: Option<Vec<(f64, u64)>>,
     /// The warm-up before the measured time (left out of every total here).
     pub warmup_s: f64,
     /// The open-loop target rate; 0 for closed loop.
@@ -57,6 +60,12 @@ pub struct RunResult {
     /// Open loop: arrivals dropped because every connection was busy and the backlog full.
     pub dropped: u64,
     pub lag_max_ns: u64,
+    /// CPU the client process used during the measured time, in core-seconds.
+    pub client_cpu_s: f64,
+    /// Reasons to distrust the numbers: `client_cpu_saturated` (the client used at least 90% of
+    /// every core in more than a tenth of the intervals), `client_behind_schedule` (open loop:
+    /// arrivals dropped, or a mean start lag above 10 ms).
+    pub flags: Vec<String>,
     /// Whole-run histograms, V2 compressed base64: "" for transactions, statement kinds otherwise.
     pub histograms: BTreeMap<String, String>,
     /// sysbench's `--histogram` rows (value in ms, count), when asked for.

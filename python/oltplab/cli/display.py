@@ -6,6 +6,7 @@ parsers keep working; stderr carries the live status line and oltplab's own note
 
 from typing import Any, TextIO
 
+from oltplab import percentiles
 from oltplab._types import Json
 from oltplab._version import __version__
 from oltplab.cli.progress import StatusLine, prepare_status, run_status
@@ -49,7 +50,7 @@ class RunDisplay:
         self._header = banner() if header is None else header
         self._summary = summary
         self._report_interval_s = _float(options.get("report_interval"))
-        self._percentile = _float(options.get("percentile"))
+        self._percentile = percentiles.first(options.get("percentile"))
         self._time_s = _float(options.get("time"))
         self._rate = _float(options.get("rate"))
         self._rand_seed = int(_float(options.get("rand_seed")))

@@ -12,6 +12,12 @@ def _ms(value: float | None) -> str:
     return f"{value:.3f}" if value < 1 else f"{value:.2f}"
 
 
+_FLAG_TEXT = {
+    "client_cpu_saturated": "the client used nearly all CPU: it measured itself, not the server",
+    "client_behind_schedule": "the client fell behind its --rate schedule (lag or dropped work)",
+}
+
+
 def summary_text(manifest: Json, run_dir: Path) -> str:
     summary = manifest.get("summary")
     status = (
@@ -35,12 +41,31 @@ def summary_text(manifest: Json, run_dir: Path) -> str:
             f"    errors:         {errors['total']}" + (f" ({by_code})" if by_code else ""),
             f"    reconnects:     {summary['reconnects']}",
         ]
+        if summary.get("service_latency_ms"):
+            service = summary["service_latency_ms"]
+            lines.append(
+                "    service (ms):   "
+                + "  ".join(f"{k} {_ms(service.get(k))}" for k in ("p50", "p95", "p99", "max"))
+            )
+        if summary.get("open_loop"):
+            ol = summary["open_loop"]
+            lines.append(
+                f"    open loop:      {ol['rate_per_s']:g}/s target, {ol['late']} late, "
+                f"{ol['dropped']} dropped, max lag {ol['lag_max_ms']:.2f} ms"
+            )
+        if summary.get("client_cpu_per_txn_us") is not None:
+            lines.append(
+                f"    client CPU:     {summary['client_cpu_s']:.2f} s, "
+                f"{summary['client_cpu_per_txn_us']:.1f} us per transaction"
+            )
         if summary.get("saturated"):
             lines.append(
                 f"    saturated:      {summary['saturated']} latencies above 1 h, recorded at 1 h"
             )
     else:
         lines.append(f"{head}, {status}")
+    for flag in manifest.get("flags") or []:
+        lines.append(f"    WARNING:        {flag}: {_FLAG_TEXT.get(flag, '')}")
     if manifest.get("error"):
         lines.append(f"    error:          {manifest['error']}")
     lines.append(f"    run directory:  {run_dir}")

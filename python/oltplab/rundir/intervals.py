@@ -45,6 +45,8 @@ class IntervalRow:
     backlog: int = 0
     late: int = 0
     dropped: int = 0
+    # The client process's CPU in the interval, in percent of one core (200 = two cores).
+    client_cpu_pct: float = 0.0
 
     @classmethod
     def from_event(cls, event: Json) -> "IntervalRow":
@@ -92,6 +94,7 @@ class IntervalRow:
             backlog=int(event.get("backlog", 0)),
             late=int(event.get("late", 0)),
             dropped=int(event.get("dropped", 0)),
+            client_cpu_pct=float(event.get("client_cpu_pct", 0.0)),
         )
 
 

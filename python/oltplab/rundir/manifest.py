@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from oltplab import percentiles
 from oltplab._types import Json
 from oltplab._version import __version__
 from oltplab.host import host_facts
@@ -90,6 +91,10 @@ _LATENCY_KEYS = (
 )
 
 
+def _ranked(pairs: Any, have: bool) -> list[Json]:
+    return [{"rank": rank, "latency_ms": _ms(ns) if have else None} for rank, ns in pairs or []]
+
+
 def _latency_ms(lat: Json, have: bool) -> Json:
     return {key: _ms(lat.get(src)) if have else None for key, src in _LATENCY_KEYS}
 
@@ -105,7 +110,7 @@ def summary_of(result: Json) -> Json:
     lat = result["latency_ns"]
     # No transaction, no latency: null rather than a misleading 0.
     have = transactions > 0
-    percentile = float(result["options"].get("percentile", 0) or 0)
+    percentile = percentiles.first(result["options"].get("percentile"))
     service = result.get("service_latency_ns")
     return {
         "transactions": transactions,
@@ -138,6 +143,15 @@ def summary_of(result: Json) -> Json:
         if percentile > 0
         else None,
         "saturated": result.get("saturated", 0),
+        "client_cpu_s": result.get("client_cpu_s"),
+        "client_cpu_per_txn_us": 1e6 * result["client_cpu_s"] / transactions
+        if have and result.get("client_cpu_s") is not None
+        else None,
+        # Every --percentile rank: response time, and service time in open loop.
+        "percentiles": _ranked(result.get("percentiles_ns"), have),
+        "service_percentiles": _ranked(result.get("service_percentiles_ns"), have)
+        if result.get("service_percentiles_ns") is not None
+        else None,
     }
 
 
@@ -183,6 +197,8 @@ def final_manifest(manifest: Json, result: Json) -> Json:
         "stop_reason": stop_reason,
         "error": result.get("error"),
         "summary": summary_of(result),
+        # Reasons to distrust the numbers (e.g. client_cpu_saturated): the client, not the server.
+        "flags": list(result.get("flags") or []),
         "threads_fairness": fairness_of(result.get("threads") or []),
         "histograms": histograms or None,
     }

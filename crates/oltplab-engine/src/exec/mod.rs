@@ -1,5 +1,6 @@
 //! The executor: prepare, run and cleanup over a workload and a driver.
 
+mod client_cpu;
 mod connect;
 mod preflight;
 mod prepare;

@@ -2,7 +2,7 @@
 //! run: sysbench finds out mid-way (error 1461 at 4096 threads on MariaDB's
 //! default `max_prepared_stmt_count`, "too many connections", EMFILE).
 
-use crate::driver::{ServerLimits, Target};
+use crate::driver::{PsMode, ServerLimits, Target};
 use crate::error::{EngineError, Result};
 
 /// File descriptors the process needs besides its connections.
@@ -20,6 +20,8 @@ pub fn check(target: &Target, limits: &ServerLimits, threads: u64, statements: u
             )));
         }
     }
+    // --db-ps-mode=disable sends text: no server-side statement counts against the limit.
+    let statements = if server_side_statements(target) { statements } else { 0 };
     if let (Some(max), true) = (limits.max_prepared_stmts, statements > 0) {
         let in_use = limits.prepared_stmts_in_use.unwrap_or(0);
         let needed = threads * statements;
@@ -50,6 +52,14 @@ pub fn check(target: &Target, limits: &ServerLimits, threads: u64, statements: u
     Ok(())
 }
 
+fn server_side_statements(target: &Target) -> bool {
+    match target {
+        Target::Mysql(t) => t.ps_mode == PsMode::Auto,
+        Target::Postgres(t) => t.ps_mode == PsMode::Auto,
+        Target::Sqlite(_) | Target::Fake(_) => true,
+    }
+}
+
 /// The soft limit on open files, from /proc (Linux); None where unknown or unlimited.
 fn open_files_limit() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
@@ -64,6 +74,11 @@ mod tests {
 
     fn mysql() -> Target {
         Target::parse("mysql://u:p@h/db", &TargetOptions::default()).unwrap()
+    }
+
+    fn mysql_text() -> Target {
+        let options = TargetOptions { db_ps_mode: "disable".into(), ..TargetOptions::default() };
+        Target::parse("mysql://u:p@h/db", &options).unwrap()
     }
 
     #[test]
@@ -81,6 +96,8 @@ mod tests {
         let e = check(&mysql(), &limits, 4096, 13).unwrap_err().to_string();
         assert!(e.contains("1461") && e.contains("--db-ps-mode=disable"), "{e}");
         assert!(check(&mysql(), &limits, 1000, 13).is_ok());
+        // The fix the message offers: without server-side statements there is no limit to hit.
+        assert!(check(&mysql_text(), &limits, 4096, 13).is_ok());
     }
 
     #[test]

@@ -57,6 +57,8 @@ pub struct IntervalReport {
     pub in_flight: usize,
     /// Open loop: arrivals dropped because the backlog was full.
     pub dropped: u64,
+    /// The client process's CPU in the interval, in percent of one core (200 = two cores).
+    pub client_cpu_pct: f64,
     pub histograms: Vec<EncodedHistogram>,
 }
 

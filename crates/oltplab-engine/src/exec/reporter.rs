@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use super::client_cpu::CpuMeter;
 use super::progress::{EncodedHistogram, IntervalReport, Phase};
 use super::schedule::Schedule;
 use super::worker::Shared;
@@ -21,12 +22,35 @@ pub struct Reporter {
     pub total: Snapshot,
     /// Arrivals dropped while measuring.
     pub dropped: u64,
+    cpu: CpuMeter,
+    /// Client CPU over the measured intervals, in core-seconds, and how many intervals saturated it.
+    pub client_cpu_s: f64,
+    pub saturated_intervals: u64,
+    pub measured_intervals: u64,
 }
 
 impl Reporter {
-    pub fn new(kinds: Vec<String>, percentile: f64, open_loop: bool, phase: Phase) -> Self {
+    pub fn new(kinds: Vec<String>, percentile: f64, open_loop: bool, phase: Phase, start: Instant) -> Self {
         let total = Snapshot::new(kinds.len());
-        Self { kinds, percentile, open_loop, last_s: 0.0, intervals: 0, phase, total, dropped: 0 }
+        Self {
+            kinds,
+            percentile,
+            open_loop,
+            last_s: 0.0,
+            intervals: 0,
+            phase,
+            total,
+            dropped: 0,
+            cpu: CpuMeter::new(start),
+            client_cpu_s: 0.0,
+            saturated_intervals: 0,
+            measured_intervals: 0,
+        }
+    }
+
+    /// The client used at least 90% of every core in more than a tenth of the measured intervals.
+    pub fn client_saturated(&self) -> bool {
+        self.saturated_intervals * 10 > self.measured_intervals
     }
 
     pub fn kind_names(&self) -> &[String] {
@@ -42,6 +66,7 @@ impl Reporter {
             (s.backlog(now), s.take_dropped())
         });
         let (start_s, interval_s) = (self.last_s, t_s - self.last_s);
+        let client_cpu_pct = self.cpu.sample(now);
         let encode = |tag: Option<&str>, h: &Histogram| EncodedHistogram {
             tag: tag.map(str::to_string),
             start_s,
@@ -79,11 +104,15 @@ impl Reporter {
             backlog,
             in_flight: shared.in_flight.load(Ordering::Relaxed),
             dropped,
+            client_cpu_pct,
             histograms,
         };
         if self.phase == Phase::Run {
             self.total.merge(&snap);
             self.dropped += dropped;
+            self.client_cpu_s += client_cpu_pct / 100.0 * interval_s;
+            self.measured_intervals += 1;
+            self.saturated_intervals += u64::from(self.cpu.saturated(client_cpu_pct));
         }
         self.last_s = t_s;
         self.intervals += 1;

@@ -76,7 +76,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let interval = Duration::from_secs_f64(load.interval_s());
     let first_phase = if warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
     let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
-    let mut reporter = Reporter::new(kind_names, load.percentile, open_loop, first_phase);
+    let mut reporter = Reporter::new(kind_names, load.percentile, open_loop, first_phase, start);
     // Intervals restart at the end of the warm-up, so that measured intervals are whole.
     let mut next_tick = warmup_end.map_or(start + interval, |w| (start + interval).min(w));
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
@@ -164,11 +164,22 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
         duration_s: e.duration_s,
         latency_ns: LatencySummary::new(&total.transactions, &total.counts, load.percentile),
         service_latency_ns: (load.rate_per_s > 0.0).then(|| LatencySummary::of(&total.service, load.percentile)),
+        percentiles_ns: LatencySummary::percentiles(
+            &total.transactions,
+            &load.percentiles,
+            total.counts.latency_min_ns,
+            total.counts.latency_max_ns,
+        ),
+        service_percentiles_ns: (load.rate_per_s > 0.0).then(|| {
+            LatencySummary::percentiles(&total.service, &load.percentiles, total.service.min(), total.service.max())
+        }),
         warmup_s: load.warmup_s,
         rate_per_s: load.rate_per_s,
         late: total.counts.late,
         dropped: reporter.dropped,
         lag_max_ns: total.counts.lag_max_ns,
+        client_cpu_s: reporter.client_cpu_s,
+        flags: health_flags(reporter, load, e.driver, total.counts.lag_sum_ns.checked_div(total.counts.transactions)),
         histograms: std::iter::once((String::new(), encode_base64(&total.transactions))).chain(kinds).collect(),
         histogram_ms: load.histogram.then(|| crate::stats::sysbench_buckets_ms(&total.transactions)),
         transactions: total.counts.transactions,
@@ -180,6 +191,23 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
         interval_s: load.interval_s(),
     }
 }
+
+/// Warnings that the numbers measure the client rather than the server.
+fn health_flags(reporter: &Reporter, load: &LoadShape, driver: &str, lag_mean_ns: Option<u64>) -> Vec<String> {
+    let mut flags = Vec::new();
+    // An embedded database runs inside the client: its CPU is the server's, so no flag.
+    if driver != "sqlite" && reporter.client_saturated() {
+        flags.push("client_cpu_saturated".to_string());
+    }
+    let behind = reporter.dropped > 0 || lag_mean_ns.is_some_and(|ns| ns > CLIENT_BEHIND_LAG_NS);
+    if load.rate_per_s > 0.0 && behind {
+        flags.push("client_behind_schedule".to_string());
+    }
+    flags
+}
+
+/// Mean start lag above which an open-loop client is flagged as behind its schedule.
+const CLIENT_BEHIND_LAG_NS: u64 = 10_000_000;
 
 /// One connection first: a missing table, a bad path or too low a limit fails here, before the others open.
 async fn check_target(

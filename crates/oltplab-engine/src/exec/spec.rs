@@ -28,8 +28,10 @@ pub struct LoadShape {
     pub events: u64,
     /// Length of an interval in intervals.csv and the hlog (and of the printed lines).
     pub report_interval_s: f64,
-    /// The percentile sysbench prints (0 disables it).
+    /// The percentile sysbench prints (0 disables it): the first of `percentiles`.
     pub percentile: f64,
+    /// Every percentile asked for, in order (empty when disabled).
+    pub percentiles: Vec<f64>,
     pub histogram: bool,
     pub rand_seed: u64,
     /// Warm-up before the measured time.
@@ -79,12 +81,11 @@ impl LoadShape {
                 "report intermediate statistics every N seconds (sub-second allowed); 0 disables the printed \
                  lines, the run directory then keeps 1-second intervals",
             ),
-            OptDef::float(
+            OptDef::list(
                 "percentile",
-                95.0,
-                0.0,
-                100.0,
-                "percentile to print in latency statistics (0-100, fractions allowed); 0 disables it",
+                "95",
+                "percentile(s) to print in latency statistics: one (95) or a list (50,95,99,99.9), 0-100, \
+                 fractions allowed; interval lines show the first; 0 disables them",
             ),
             OptDef::bool("histogram", false, "print the latency histogram in the report"),
             OptDef::choice("db_ps_mode", "auto", &["auto", "disable"], "prepared statements usage mode"),
@@ -103,13 +104,15 @@ impl LoadShape {
         ]
     }
 
-    fn from_options(o: &Options) -> Self {
-        Self {
+    fn from_options(o: &Options) -> Result<Self> {
+        let percentiles = parse_percentiles(o.str("percentile"))?;
+        Ok(Self {
             threads: o.uint("threads") as usize,
             time_s: o.float("time"),
             events: o.uint("events"),
             report_interval_s: o.float("report_interval"),
-            percentile: o.float("percentile"),
+            percentile: percentiles.first().copied().unwrap_or(0.0),
+            percentiles,
             histogram: o.flag("histogram"),
             rand_seed: o.uint("rand_seed"),
             warmup_s: o.float("warmup_time"),
@@ -123,7 +126,7 @@ impl LoadShape {
                 0 => ((o.float("rate") * 10.0) as usize).max(10_000),
                 n => n as usize,
             },
-        }
+        })
     }
 
     /// The interval length actually recorded.
@@ -153,7 +156,7 @@ impl Spec {
         let mut defs = LoadShape::defs();
         defs.extend(Workload::defs(&self.workload)?);
         let mut options = Options::parse(&defs, &self.options, &self.workload)?;
-        let mut load = LoadShape::from_options(&options);
+        let mut load = LoadShape::from_options(&options)?;
         if load.rand_seed == 0 {
             // sysbench seeds from the clock when --rand-seed is 0; record the seed used so the run can be repeated.
             load.rand_seed = clock_seed();
@@ -169,6 +172,26 @@ impl Spec {
         let target = Target::parse(&self.db, &target_options)?;
         Ok(Resolved { workload, load, target, options })
     }
+}
+
+/// `95` or `50,95,99,99.9`; `0` disables percentiles.
+fn parse_percentiles(text: &str) -> Result<Vec<f64>> {
+    let bad = |item: &str| {
+        crate::error::EngineError::config(format!(
+            "--percentile: '{item}' is not a number from 0 to 100; give one (95) or a list (50,95,99,99.9)"
+        ))
+    };
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let p: f64 = item.parse().map_err(|_| bad(item))?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(bad(item));
+        }
+        if p > 0.0 {
+            out.push(p);
+        }
+    }
+    Ok(out)
 }
 
 fn clock_seed() -> u64 {

@@ -41,6 +41,14 @@ impl LatencySummary {
         }
     }
 
+    /// (rank, value) for each percentile, clamped into the histogram's [min, max] like the others.
+    pub fn percentiles(h: &Histogram, ranks: &[f64], min: u64, max: u64) -> Vec<(f64, u64)> {
+        if h.is_empty() {
+            return ranks.iter().map(|&r| (r, 0)).collect();
+        }
+        ranks.iter().map(|&r| (r, h.value_at_quantile(r / 100.0).clamp(min, max))).collect()
+    }
+
     /// From a histogram alone (service times: no exact counters), within its precision.
     pub fn of(h: &Histogram, percentile: f64) -> Self {
         if h.is_empty() {
