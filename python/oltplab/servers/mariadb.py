@@ -107,23 +107,28 @@ class MariaDBServer(ManagedServer):
         if self.settings.bin_dir is not None:  # a tarball install: share/ is beside bin/
             argv.append(f"--basedir={self.settings.bin_dir.parent}")
         since = process.log_size(self.log_file)
-        try:
-            process.run(
-                argv,
-                user=current_user(),
-                what="mariadb-install-db",
-                timeout_s=_INSTALL_TIMEOUT_S,
-                cwd=self.base_dir,
-                log_file=self.log_file,
-            )
-        except BaseException as e:  # Ctrl-C included
-            empty_dir(self.data_dir)  # a half-made data directory must not pass for a ready one
-            if isinstance(e, ServerError):
-                problem = str(e).split(":", 1)[0]  # "mariadb-install-db failed (exit code 1)"
-                raise self._error(
-                    f"could not create its data directory ({problem})", since
-                ) from None
-            raise
+        # mariadb-install-db's bootstrap server has been seen to crash (signal 11 in its
+        # temporary-table cleanup) on a heavily loaded machine: one more try from scratch.
+        for attempt in (1, 2):
+            try:
+                process.run(
+                    argv,
+                    user=current_user(),
+                    what="mariadb-install-db",
+                    timeout_s=_INSTALL_TIMEOUT_S,
+                    cwd=self.base_dir,
+                    log_file=self.log_file,
+                )
+                return
+            except BaseException as e:  # Ctrl-C included
+                empty_dir(self.data_dir)  # a half-made data directory must not pass for ready
+                if not isinstance(e, ServerError):
+                    raise
+                if attempt == 2:
+                    problem = str(e).split(":", 1)[0]  # "mariadb-install-db failed (exit code 1)"
+                    raise self._error(
+                        f"could not create its data directory ({problem})", since
+                    ) from None
 
     def _write_config(self) -> None:
         client = {"socket": str(self.socket_path), "user": current_user().name}
