@@ -13,13 +13,15 @@ Spec (prepare, run, cleanup):
 Progress events passed to `on_event` (JSON objects, "event" says which):
     {"event": "message", "text": "Creating table 'sbtest1'..."}
     {"event": "rows", "table": 1, "done": 5000, "total": 10000}
-    {"event": "started", "threads": 8, "connect_s": 0.12, "started_at": 1763700000.5}
+    {"event": "started", "threads": 8, "connect_s": 0.12, "started_at": 1763700000.5,
+     "planned_s": 40.0}  (warm-up plus measured time; 0 when no --time bounds the run)
     {"event": "interval", "t_s": 2.0, "interval_s": 1.0, "threads_running": 8,
      "transactions": 120, "reads": 1680, "writes": 480, "others": 240,
      "errors": 0, "reconnects": 0, "errors_by_code": {"SQLITE_BUSY": 0},
      "latency_ns": {"min": .., "mean": .., "p50": .., "p95": .., "p99": .., "max": .., "pct": ..},
      "histograms": [{"tag": null | "point_selects", "start_s": 1.0, "interval_s": 1.0,
-                     "max_ns": 1234567, "encoded": "HISTFAAA..."}]}
+                     "max_ns": 1234567, "encoded": "HISTFAAA..."}],
+     "phase": "warmup" | "run", "step": null | 0, ...}
     (t_s is the interval's end in seconds since the run started; start_s its start;
      "encoded" is a V2 compressed HdrHistogram in base64, values in nanoseconds;
      tag null is the transaction histogram, other tags are statement kinds;
@@ -35,7 +37,11 @@ Result of run (JSON object):
      "latency_ns": {"min", "mean", "max", "sum", "p50", "p95", "p99", "p99_9", "pct"},
      "histograms": {"": "HISTF..." (transactions), "point_selects": "HISTF...", ...},
      "threads": [{"events": n, "latency_sum_ns": n}, ...],
-     "histogram_ms": [[value_ms, count], ...]  (sysbench's log buckets; only with --histogram)}
+     "histogram_ms": [[value_ms, count], ...]  (sysbench's log buckets; only with --histogram),
+     "segments": null | [{"step", "rate_per_s", "threads", "start_s", "end_s", "duration_s",
+                          "transactions", "queries", "errors", "reconnects", "latency_ns",
+                          "service_latency_ns", "percentiles_ns", "service_percentiles_ns",
+                          "late", "dropped", "lag_max_ns"}, ...]  (a step plan's steps)}
 
 Result of prepare / cleanup: {"workload", "options", "driver", "server_version",
      "tables": n, "duration_s": s}

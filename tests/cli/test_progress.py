@@ -43,6 +43,10 @@ def test_texts() -> None:
     text = run_status(row, time_limit_s=10, errors_total=2)
     assert text.startswith("running 3.0s/10s  250.0 tps  p95 ")
     assert text.endswith(" ms  errors 2")
+    stepped = IntervalRow.from_event(synthetic.interval_event(3.0, transactions=250) | {"step": 1})
+    assert run_status(stepped, time_limit_s=10, errors_total=0).startswith(
+        "running 3.0s/10s step 1 "
+    )
     assert bar(0.5, width=10) == "[#####.....]"
     assert prepare_status({1: (10, 10), 2: (0, 10)}) == (
         "loading [###############...............]  50%  10/20 rows  1/2 tables done"

@@ -33,6 +33,7 @@ EXPECTED_COLUMNS = [
     "late",
     "dropped",
     "client_cpu_pct",
+    "step",
 ]
 
 
@@ -55,6 +56,15 @@ def test_open_loop_columns_come_from_the_event() -> None:
     closed = IntervalRow.from_event(synthetic.interval_event(2.0, interval_s=1.0, transactions=10))
     assert closed.svc_p95_ms is None
     assert closed.phase == "run"
+    assert closed.step is None
+    assert csv_cells(closed)[-1] == ""
+
+
+def test_a_step_plans_step_is_the_last_column() -> None:
+    event = synthetic.interval_event(2.0, interval_s=1.0, transactions=10) | {"step": 2}
+    row = IntervalRow.from_event(event)
+    assert row.step == 2
+    assert csv_cells(row)[-1] == "2"
 
 
 def test_columns_in_the_documented_order() -> None:

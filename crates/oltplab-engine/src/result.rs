@@ -53,7 +53,7 @@ pub struct RunResult {
     pub service_percentiles_ns: Option<Vec<(f64, u64)>>,
     /// The warm-up before the measured time (left out of every total here).
     pub warmup_s: f64,
-    /// The open-loop target rate; 0 for closed loop.
+    /// The open-loop target rate (with `--rate-steps`, their mean); 0 for closed loop.
     pub rate_per_s: f64,
     /// Open loop: transactions that started more than 1 ms after their intended start.
     pub late: u64,
@@ -72,6 +72,35 @@ pub struct RunResult {
     pub histogram_ms: Option<Vec<(f64, u64)>>,
     /// Per connection, for sysbench's "Threads fairness".
     pub threads: Vec<WorkerTotals>,
+    /// A step plan's steps, each measured on its own (the totals above cover them all);
+    /// None without a plan. Only the steps reached: an interrupted run has fewer.
+    pub segments: Option<Vec<Segment>>,
+}
+
+/// One step of a step plan: its measured intervals, summarised from their merged histograms.
+#[derive(Debug, Clone, Serialize)]
+pub struct Segment {
+    /// 0-based, as the intervals' `step`.
+    pub step: usize,
+    /// The step's target rate; 0 in closed loop.
+    pub rate_per_s: f64,
+    /// Connections the step ran.
+    pub threads: usize,
+    /// Start and end of the step's intervals, seconds since the load (warm-up included) started.
+    pub start_s: f64,
+    pub end_s: f64,
+    pub duration_s: f64,
+    pub transactions: u64,
+    pub queries: Queries,
+    pub errors: Errors,
+    pub reconnects: u64,
+    pub latency_ns: LatencySummary,
+    pub service_latency_ns: Option<LatencySummary>,
+    pub percentiles_ns: Vec<(f64, u64)>,
+    pub service_percentiles_ns: Option<Vec<(f64, u64)>>,
+    pub late: u64,
+    pub dropped: u64,
+    pub lag_max_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]

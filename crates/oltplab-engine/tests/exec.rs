@@ -147,3 +147,94 @@ async fn warmup_is_reported_but_left_out_of_the_summary() {
     let warm_end = iv.iter().filter(|i| i.phase == exec::Phase::Warmup).map(|i| i.t_s).fold(0.0, f64::max);
     assert!((warm_end - 0.4).abs() < 0.05, "{warm_end}");
 }
+
+fn tps(s: &oltplab_engine::result::Segment) -> f64 {
+    s.transactions as f64 / s.duration_s
+}
+
+/// A rate plan after a warm-up: each step is a segment of whole intervals with its own totals.
+/// (Uniform arrivals: Poisson counts over one second vary by ±10% at 100/s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_steps_are_separate_segments() {
+    let options = json!({
+        "threads": 4, "rate_steps": "100,300", "step_time": 1, "warmup_time": 0.5, "report_interval": 0.3,
+        "rate_arrivals": "uniform",
+    });
+    let s = spec("oltp_point_select", "fake://?latency_us=200", &options);
+    let (r, events) = run_collect(&s, Stop::new()).await;
+    assert_eq!(r.stop_reason, StopReason::Time);
+    assert!((r.duration_s - 2.0).abs() < 0.1, "{}", r.duration_s);
+    assert!((r.rate_per_s - 200.0).abs() < 1e-9, "the mean target: {}", r.rate_per_s);
+    assert_eq!(r.options.as_map()["time"], json!(2.0));
+    let segments = r.segments.as_ref().expect("a plan has segments");
+    assert_eq!(
+        segments.iter().map(|s| (s.step, s.rate_per_s, s.threads)).collect::<Vec<_>>(),
+        [(0, 100.0, 4), (1, 300.0, 4)]
+    );
+    assert!((75.0..=125.0).contains(&tps(&segments[0])), "{}", tps(&segments[0]));
+    assert!((250.0..=350.0).contains(&tps(&segments[1])), "{}", tps(&segments[1]));
+    assert!(segments.iter().all(|s| s.service_latency_ns.is_some() && s.latency_ns.max <= r.latency_ns.max));
+    assert_eq!(segments.iter().map(|s| s.transactions).sum::<u64>(), r.transactions);
+    // Segments tile the measured time: the first starts as the warm-up ends, each where the last ended.
+    assert!((segments[0].start_s - 0.5).abs() < 0.05, "{}", segments[0].start_s);
+    assert!((segments[1].start_s - segments[0].end_s).abs() < 1e-9);
+    assert!((segments[1].start_s - 1.5).abs() < 0.05, "{}", segments[1].start_s);
+
+    let iv = intervals(&events);
+    assert!(iv.iter().filter(|i| i.phase == exec::Phase::Warmup).all(|i| i.step.is_none()));
+    for seg in segments {
+        let mine: Vec<_> = iv.iter().filter(|i| i.step == Some(seg.step)).collect();
+        assert!(mine.len() >= 4, "step {}: {} intervals", seg.step, mine.len());
+        assert_eq!(mine.iter().map(|i| i.transactions).sum::<u64>(), seg.transactions);
+        assert_eq!(mine.iter().map(|i| i.reads).sum::<u64>(), seg.queries.read);
+        assert!((mine.last().unwrap().t_s - seg.end_s).abs() < 1e-9);
+    }
+}
+
+/// A thread plan on a fake with a fixed latency: four connections do about four times the work of one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_steps_change_the_active_connections() {
+    let s = spec(
+        "oltp_point_select",
+        "fake://?latency_us=5000",
+        &json!({"thread_steps": "1,4", "step_time": 1, "report_interval": 0.25}),
+    );
+    let (r, events) = run_collect(&s, Stop::new()).await;
+    assert!(
+        matches!(events.first(), Some(Progress::Started { threads: 4, .. })),
+        "the largest step's connections open"
+    );
+    assert_eq!(r.threads.len(), 4);
+    let segments = r.segments.as_ref().unwrap();
+    assert_eq!(segments.iter().map(|s| s.threads).collect::<Vec<_>>(), [1, 4]);
+    assert!(segments.iter().all(|s| s.service_latency_ns.is_none()));
+    let ratio = tps(&segments[1]) / tps(&segments[0]);
+    assert!((3.0..=5.0).contains(&ratio), "{} vs {} tps", tps(&segments[1]), tps(&segments[0]));
+    // The intervals that end before the connections do (at the 2 s deadline).
+    let iv = intervals(&events);
+    let full: Vec<_> = iv.iter().filter(|i| i.t_s < 1.9).collect();
+    assert!(full.iter().filter(|i| i.step == Some(0)).all(|i| i.threads_running == 1));
+    assert!(full.iter().filter(|i| i.step == Some(1)).all(|i| i.threads_running == 4));
+}
+
+#[tokio::test]
+async fn a_bad_step_plan_is_a_config_error() {
+    for (options, message) in [
+        (json!({"rate_steps": "100,200"}), "--rate-steps needs --step-time"),
+        (json!({"thread_steps": "1,2", "step_time": 5, "time": 7}), "give --time 10"),
+        (json!({"rate_steps": "100", "rate": 50, "step_time": 1}), "drop --rate"),
+    ] {
+        let s = spec("oltp_point_select", "fake://", &options);
+        let e = exec::run(&s, &Sink::none(), Stop::new()).await.unwrap_err();
+        assert!(matches!(e, oltplab_engine::EngineError::Config(_)), "{e:?}");
+        assert!(e.to_string().contains(message), "{e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_plan_there_are_no_segments() {
+    let s = spec("oltp_point_select", "fake://", &json!({"events": 10, "time": 0}));
+    let (r, events) = run_collect(&s, Stop::new()).await;
+    assert!(r.segments.is_none());
+    assert!(intervals(&events).iter().all(|i| i.step.is_none()));
+}

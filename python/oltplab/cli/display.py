@@ -53,6 +53,8 @@ class RunDisplay:
         self._percentile = percentiles.first(options.get("percentile"))
         self._time_s = _float(options.get("time"))
         self._rate = _float(options.get("rate"))
+        # sysbench's queue line is for rate mode; a rate plan is open loop too.
+        self._open_loop = self._rate > 0 or bool(str(options.get("rate_steps") or "").strip())
         self._rand_seed = int(_float(options.get("rand_seed")))
         self._decimals = sysbench_text.timestamp_decimals(self._report_interval_s)
         self._errors = 0
@@ -66,6 +68,8 @@ class RunDisplay:
     def on_event(self, event: Json) -> None:
         kind = event.get("event")
         if kind == "started":
+            # The engine knows the whole length: warm-up, and the step plan's steps.
+            self._time_s = _float(event.get("planned_s", self._time_s))
             self._print(
                 sysbench_text.preamble(
                     self._header,
@@ -90,7 +94,7 @@ class RunDisplay:
             line = sysbench_text.interval_line(
                 row, percentile=self._percentile, latency_pct_ms=pct_ms, decimals=self._decimals
             )
-            if self._rate > 0:
+            if self._open_loop:
                 in_flight = int(event.get("in_flight", 0))
                 line += "\n" + sysbench_text.queue_line(
                     row, in_flight=in_flight, decimals=self._decimals

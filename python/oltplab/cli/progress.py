@@ -59,6 +59,10 @@ class StatusLine:
 
 def run_status(row: IntervalRow, *, time_limit_s: float, errors_total: int) -> str:
     elapsed = f"{row.t_s:.1f}s/{time_limit_s:g}s" if time_limit_s > 0 else f"{row.t_s:.1f}s"
+    if row.phase == "warmup":
+        elapsed += " warm-up"
+    elif row.step is not None:
+        elapsed += f" step {row.step}"
     p95 = "-" if row.lat_p95_ms is None else f"{row.lat_p95_ms:.2f} ms"
     return f"running {elapsed}  {row.tps:.1f} tps  p95 {p95}  errors {errors_total}"
 

@@ -18,6 +18,20 @@ _FLAG_TEXT = {
 }
 
 
+def _segment_line(segment: Json) -> str:
+    """One step of a step plan: its load, throughput and tail latency."""
+    threads = int(segment["threads"])
+    load = f"{threads} thread{'s' if threads != 1 else ''}"
+    if segment["rate_per_s"]:
+        load = f"{segment['rate_per_s']:g}/s target, {load}"
+    latency = segment["latency_ms"]
+    label = f"step {segment['step']}:"
+    return (
+        f"    {label:<16}{load}: {segment['tps']:.2f} tps, "
+        f"p95 {_ms(latency['p95'])} ms, p99 {_ms(latency['p99'])} ms"
+    )
+
+
 def summary_text(manifest: Json, run_dir: Path) -> str:
     summary = manifest.get("summary")
     status = (
@@ -62,6 +76,7 @@ def summary_text(manifest: Json, run_dir: Path) -> str:
             lines.append(
                 f"    saturated:      {summary['saturated']} latencies above 1 h, recorded at 1 h"
             )
+        lines += [_segment_line(segment) for segment in manifest.get("segments") or []]
     else:
         lines.append(f"{head}, {status}")
     for flag in manifest.get("flags") or []:

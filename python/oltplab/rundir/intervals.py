@@ -47,6 +47,9 @@ class IntervalRow:
     dropped: int = 0
     # The client process's CPU in the interval, in percent of one core (200 = two cores).
     client_cpu_pct: float = 0.0
+    # A step plan's step (0-based) of a measured row: run.json's segments[step]. Empty in
+    # warm-up and without a plan.
+    step: int | None = None
 
     @classmethod
     def from_event(cls, event: Json) -> "IntervalRow":
@@ -95,15 +98,15 @@ class IntervalRow:
             late=int(event.get("late", 0)),
             dropped=int(event.get("dropped", 0)),
             client_cpu_pct=float(event.get("client_cpu_pct", 0.0)),
+            step=None if event.get("step") is None else int(event["step"]),
         )
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(IntervalRow))
-# pandas dtypes, so that a column's type does not depend on the values of one run.
-DTYPES: dict[str, str] = {
-    f.name: "int64" if f.type is int else "string" if f.type is str else "float64"
-    for f in fields(IntervalRow)
-}
+# pandas dtypes, so that a column's type does not depend on the values of one run
+# ("Int64": integers that may be empty).
+_DTYPE_OF: dict[object, str] = {int: "int64", int | None: "Int64", str: "string"}
+DTYPES: dict[str, str] = {f.name: _DTYPE_OF.get(f.type, "float64") for f in fields(IntervalRow)}
 
 # Decimals kept per column: µs for times, ns for latencies, 1/1000 for rates.
 _DECIMALS = {"t_s": 6, "interval_s": 6} | {c: 6 for c in COLUMNS if c.endswith("_ms")}

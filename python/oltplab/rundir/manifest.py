@@ -33,12 +33,15 @@ def _driver_of(url: str) -> str:
     return url.split(":", 1)[0]
 
 
-def load_of(options: Mapping[str, Any], interval_s: float | None) -> Json:
+def load_of(
+    options: Mapping[str, Any], interval_s: float | None, rate_per_s: float | None = None
+) -> Json:
+    """`rate_per_s`: the engine's target rate when known (with --rate-steps, their mean)."""
     return {
         "threads": options.get("threads"),
         "time_s": options.get("time"),
         "events": options.get("events"),
-        "rate_per_s": options.get("rate", 0),
+        "rate_per_s": options.get("rate", 0) if rate_per_s is None else rate_per_s,
         "report_interval_s": options.get("report_interval"),
         "interval_s": interval_s,
     }
@@ -62,6 +65,7 @@ def initial_manifest(
         "error": None,
         "host": host_facts(),
         "summary": None,
+        "segments": None,
         "threads_fairness": None,
         "histograms": None,
         "files": {"intervals": INTERVALS_FILE, "hlog": HLOG_FILE},
@@ -99,34 +103,48 @@ def _latency_ms(lat: Json, have: bool) -> Json:
     return {key: _ms(lat.get(src)) if have else None for key, src in _LATENCY_KEYS}
 
 
-def summary_of(result: Json) -> Json:
-    duration_s = float(result["duration_s"])
-    transactions = int(result["transactions"])
-    queries = result["queries"]
+def _measured_of(doc: Json) -> Json:
+    """What a summary and a segment share: the counts, rates and latencies of a measured
+    stretch. `doc` is the engine's result or one of its segments (same field names)."""
+    duration_s = float(doc["duration_s"])
+    transactions = int(doc["transactions"])
+    queries = doc["queries"]
 
     def per_s(n: int) -> float:
         return n / duration_s if duration_s > 0 else 0.0
 
-    lat = result["latency_ns"]
     # No transaction, no latency: null rather than a misleading 0.
     have = transactions > 0
-    percentile = percentiles.first(result["options"].get("percentile"))
-    service = result.get("service_latency_ns")
+    service = doc.get("service_latency_ns")
     return {
         "transactions": transactions,
         "queries": dict(queries),
         "tps": per_s(transactions),
         "qps": per_s(int(queries["total"])),
         "errors": {
-            "total": result["errors"]["total"],
-            "by_code": dict(result["errors"]["by_code"]),
+            "total": doc["errors"]["total"],
+            "by_code": dict(doc["errors"]["by_code"]),
         },
-        "reconnects": result["reconnects"],
+        "reconnects": doc["reconnects"],
         "duration_s": duration_s,
-        "connect_s": result.get("connect_s"),
-        "latency_ms": _latency_ms(lat, have),
+        "latency_ms": _latency_ms(doc["latency_ns"], have),
         # Open loop: latency_ms runs from each transaction's intended start; this from the actual.
         "service_latency_ms": _latency_ms(service, have) if service is not None else None,
+        # Every --percentile rank: response time, and service time in open loop.
+        "percentiles": _ranked(doc.get("percentiles_ns"), have),
+        "service_percentiles": _ranked(doc.get("service_percentiles_ns"), have)
+        if doc.get("service_percentiles_ns") is not None
+        else None,
+    }
+
+
+def summary_of(result: Json) -> Json:
+    transactions = int(result["transactions"])
+    have = transactions > 0
+    lat = result["latency_ns"]
+    percentile = percentiles.first(result["options"].get("percentile"))
+    return _measured_of(result) | {
+        "connect_s": result.get("connect_s"),
         "warmup_s": result.get("warmup_s", 0.0),
         "open_loop": {
             "rate_per_s": result["rate_per_s"],
@@ -147,12 +165,31 @@ def summary_of(result: Json) -> Json:
         "client_cpu_per_txn_us": 1e6 * result["client_cpu_s"] / transactions
         if have and result.get("client_cpu_s") is not None
         else None,
-        # Every --percentile rank: response time, and service time in open loop.
-        "percentiles": _ranked(result.get("percentiles_ns"), have),
-        "service_percentiles": _ranked(result.get("service_percentiles_ns"), have)
-        if result.get("service_percentiles_ns") is not None
-        else None,
     }
+
+
+def segment_of(segment: Json) -> Json:
+    """One step of a step plan, summarised like the whole run (from its own histograms)."""
+    return (
+        {
+            "step": int(segment["step"]),
+            "rate_per_s": segment["rate_per_s"],
+            "threads": segment["threads"],
+            "start_s": segment["start_s"],
+            "end_s": segment["end_s"],
+        }
+        | _measured_of(segment)
+        | {
+            "late": segment.get("late", 0),
+            "dropped": segment.get("dropped", 0),
+            "lag_max_ms": _ms(segment.get("lag_max_ns", 0)),
+        }
+    )
+
+
+def segments_of(result: Json) -> list[Json] | None:
+    segments = result.get("segments")
+    return None if segments is None else [segment_of(s) for s in segments]
 
 
 def fairness_of(threads: Sequence[Json]) -> Json | None:
@@ -190,13 +227,15 @@ def final_manifest(manifest: Json, result: Json) -> Json:
             "server_version": result.get("server_version"),
             "server_variables": dict(result.get("server_variables") or {}),
         },
-        "load": load_of(result["options"], result.get("interval_s")),
+        "load": load_of(result["options"], result.get("interval_s"), result.get("rate_per_s")),
         "started_at": iso_utc(result["started_at"]),
         "ended_at": iso_utc(result["ended_at"]),
         "complete": complete,
         "stop_reason": stop_reason,
         "error": result.get("error"),
         "summary": summary_of(result),
+        # A step plan's steps, each summarised on its own; null without a plan.
+        "segments": segments_of(result),
         # Reasons to distrust the numbers (e.g. client_cpu_saturated): the client, not the server.
         "flags": list(result.get("flags") or []),
         "threads_fairness": fairness_of(result.get("threads") or []),

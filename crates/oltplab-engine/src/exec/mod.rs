@@ -8,8 +8,11 @@ mod progress;
 mod reporter;
 mod run;
 mod schedule;
+mod segments;
 mod spec;
+mod steps;
 mod stop;
+mod ticks;
 mod worker;
 
 pub use prepare::{cleanup, prepare};

@@ -11,9 +11,21 @@ use crate::stats::LatencySummary;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "lowercase")]
 pub enum Progress {
-    Message { text: String },
-    Rows { table: usize, done: u64, total: u64 },
-    Started { threads: usize, connect_s: f64, started_at: f64 },
+    Message {
+        text: String,
+    },
+    Rows {
+        table: usize,
+        done: u64,
+        total: u64,
+    },
+    /// `planned_s`: warm-up plus measured time, 0 when only `--events` or Ctrl-C ends the run.
+    Started {
+        threads: usize,
+        connect_s: f64,
+        started_at: f64,
+        planned_s: f64,
+    },
     Interval(Box<IntervalReport>),
 }
 
@@ -34,6 +46,9 @@ pub struct IntervalReport {
     pub t_s: f64,
     pub interval_s: f64,
     pub phase: Phase,
+    /// A step plan's step (0-based) of a measured interval; None in warm-up and without a plan.
+    pub step: Option<usize>,
+    /// Connections serving the load at the interval's end.
     pub threads_running: usize,
     pub transactions: u64,
     pub reads: u64,

@@ -1,5 +1,6 @@
 //! Turns recorder drains into interval reports, and keeps the measured totals:
-//! warm-up intervals are reported (and stored) but left out of the totals.
+//! warm-up intervals are reported (and stored) but left out of the totals; with a step
+//! plan, each measured interval also adds to its step's segment.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -7,6 +8,8 @@ use std::time::Instant;
 use super::client_cpu::CpuMeter;
 use super::progress::{EncodedHistogram, IntervalReport, Phase};
 use super::schedule::Schedule;
+use super::segments::Segments;
+use super::steps::Step;
 use super::worker::Shared;
 use crate::stats::{encode_base64, Histogram, LatencySummary, Snapshot};
 
@@ -27,10 +30,19 @@ pub struct Reporter {
     pub client_cpu_s: f64,
     pub saturated_intervals: u64,
     pub measured_intervals: u64,
+    pub segments: Segments,
 }
 
 impl Reporter {
-    pub fn new(kinds: Vec<String>, percentile: f64, open_loop: bool, phase: Phase, start: Instant) -> Self {
+    /// `plan`: a step plan's steps (empty without one).
+    pub fn new(
+        kinds: Vec<String>,
+        percentile: f64,
+        open_loop: bool,
+        phase: Phase,
+        plan: Vec<Step>,
+        start: Instant,
+    ) -> Self {
         let total = Snapshot::new(kinds.len());
         Self {
             kinds,
@@ -45,6 +57,7 @@ impl Reporter {
             client_cpu_s: 0.0,
             saturated_intervals: 0,
             measured_intervals: 0,
+            segments: Segments::new(plan),
         }
     }
 
@@ -57,9 +70,11 @@ impl Reporter {
         &self.kinds
     }
 
-    /// Drains the recorders into the interval that ends at `t_s` (seconds since the start);
-    /// with `ends_warmup`, the intervals after this one are measured.
-    pub fn interval(&mut self, shared: &Shared, now: Instant, t_s: f64, ends_warmup: bool) -> IntervalReport {
+    /// Drains the recorders into the interval that ends at `t_s` (seconds since the start).
+    /// With `ends_segment`, this interval ends the warm-up (the intervals after it are measured)
+    /// or a step (the intervals after it belong to the next step).
+    pub fn interval(&mut self, shared: &Shared, now: Instant, t_s: f64, ends_segment: bool) -> IntervalReport {
+        let ends_warmup = ends_segment && self.phase == Phase::Warmup;
         let snap = shared.recorders.drain(ends_warmup);
         let (backlog, dropped) = shared.schedule.as_ref().map_or((0, 0), |s| {
             let mut s: std::sync::MutexGuard<'_, Schedule> = s.lock().expect("schedule lock");
@@ -88,7 +103,9 @@ impl Reporter {
             t_s,
             interval_s,
             phase: self.phase,
-            threads_running: shared.running.load(Ordering::Relaxed),
+            step: self.segments.step().filter(|_| self.phase == Phase::Run),
+            // Connections beyond the step's count are open but idle.
+            threads_running: shared.running.load(Ordering::Relaxed).min(self.segments.threads().unwrap_or(usize::MAX)),
             transactions: c.transactions,
             reads: c.reads,
             writes: c.writes,
@@ -113,11 +130,14 @@ impl Reporter {
             self.client_cpu_s += client_cpu_pct / 100.0 * interval_s;
             self.measured_intervals += 1;
             self.saturated_intervals += u64::from(self.cpu.saturated(client_cpu_pct));
+            self.segments.add(&snap, dropped, start_s, t_s);
         }
         self.last_s = t_s;
         self.intervals += 1;
         if ends_warmup {
             self.phase = Phase::Run;
+        } else if ends_segment {
+            self.segments.next_step();
         }
         report
     }

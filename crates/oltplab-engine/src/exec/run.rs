@@ -1,5 +1,6 @@
-//! A closed-loop run: connect, start the workers together, drain the recorders
-//! at every interval boundary, and assemble the result.
+//! A run: connect, start the workers together, drain the recorders at every interval
+//! boundary (and at every segment boundary: the end of the warm-up, each step of a step
+//! plan), and assemble the result.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,14 +12,17 @@ use super::connect::open_all;
 use super::progress::{Phase, Progress, Sink};
 use super::reporter::Reporter;
 use super::schedule::Schedule;
+use super::segments::Latencies;
 use super::spec::{LoadShape, Resolved, Spec};
+use super::steps::Timeline;
 use super::stop::Stop;
+use super::ticks::Ticks;
 use super::worker::{run_worker, Shared, WorkerTotals};
 use crate::driver::ServerInfo;
 use crate::error::{EngineError, Result};
 use crate::rand::Rng;
 use crate::result::{RunResult, StopReason};
-use crate::stats::{encode_base64, LatencySummary, Recorders};
+use crate::stats::{encode_base64, Recorders};
 use crate::workload::WorkerInfo;
 
 /// Recorder shards: a few per core is enough to keep lock contention negligible.
@@ -46,15 +50,25 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let started_at = epoch_s(SystemTime::now());
     let warmup_end = (load.warmup_s > 0.0).then(|| start + Duration::from_secs_f64(load.warmup_s));
     let measured_start = warmup_end.unwrap_or(start);
-    let open_loop = load.rate_per_s > 0.0;
+    let open_loop = load.is_open_loop();
+    let timeline = load.plan.as_ref().map(|p| p.timeline(measured_start));
+    let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
     let shared = Arc::new(Shared {
         recorders: Recorders::new(shard_count(load.threads), kinds.len(), warmup_end.is_none()),
         stmt_kinds: statements.iter().map(|(_, k)| *k).collect(),
         deadline: (load.time_s > 0.0).then(|| measured_start + Duration::from_secs_f64(load.time_s)),
         schedule: open_loop.then(|| {
             let rng = Rng::for_stream(load.rand_seed, 0);
-            Mutex::new(Schedule::new(load.rate_per_s, load.arrivals, rng, start, load.max_backlog))
+            // A rate plan's later steps switch the rate at their starts; the warm-up runs at the first step's.
+            let first_rate = steps.first().map_or(load.rate_per_s, |s| s.rate_per_s);
+            let changes: Vec<_> = timeline
+                .iter()
+                .flat_map(Timeline::boundaries)
+                .zip(steps.iter().skip(1).map(|s| s.rate_per_s))
+                .collect();
+            Mutex::new(Schedule::new(first_rate, &changes, load.arrivals, rng, start, load.max_backlog))
         }),
+        timeline: timeline.clone(),
         max_events: load.events,
         events_started: AtomicU64::new(0),
         running: AtomicUsize::new(load.threads),
@@ -64,7 +78,8 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         interrupted: AtomicBool::new(false),
         workload,
     });
-    sink.send(Progress::Started { threads: load.threads, connect_s, started_at });
+    let planned_s = if load.time_s > 0.0 { load.warmup_s + load.time_s } else { 0.0 };
+    sink.send(Progress::Started { threads: load.threads, connect_s, started_at, planned_s });
 
     let mut workers = JoinSet::new();
     for (id, conn) in conns.into_iter().enumerate() {
@@ -76,10 +91,11 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let interval = Duration::from_secs_f64(load.interval_s());
     let first_phase = if warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
     let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
-    let mut reporter = Reporter::new(kind_names, load.percentile, open_loop, first_phase, start);
-    // Intervals restart at the end of the warm-up, so that measured intervals are whole.
-    let mut next_tick = warmup_end.map_or(start + interval, |w| (start + interval).min(w));
+    let mut reporter = Reporter::new(kind_names, load.percentile, open_loop, first_phase, steps.to_vec(), start);
+    let boundaries = warmup_end.into_iter().chain(timeline.iter().flat_map(Timeline::boundaries));
+    let mut ticks = Ticks::new(start, interval, boundaries);
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
+    let mut stop_seen = false;
     loop {
         tokio::select! {
             joined = workers.join_next() => match joined {
@@ -87,25 +103,24 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
                 Some(Err(e)) => super::worker::fail(&shared, format!("a worker panicked: {e}")),
                 None => break,
             },
-            () = tokio::time::sleep_until(next_tick.into()) => {
+            () = tokio::time::sleep_until(ticks.next().into()) => {
                 let now = Instant::now();
-                // The warm-up ends with this interval when its end is due.
-                let warmup_ends = warmup_end.is_some_and(|w| reporter.phase == Phase::Warmup && now >= w);
-                let report = reporter.interval(&shared, now, (now - start).as_secs_f64(), warmup_ends);
+                let ends_segment = ticks.fired(now);
+                let report = reporter.interval(&shared, now, (now - start).as_secs_f64(), ends_segment);
                 sink.send(Progress::Interval(Box::new(report)));
-                next_tick += interval;
-                if let Some(w) = warmup_end.filter(|_| reporter.phase == Phase::Warmup) {
-                    next_tick = next_tick.min(w);
-                } else if warmup_ends {
-                    next_tick = warmup_end.expect("a warm-up ended") + interval;
-                }
             }
-            () = user_stop.stopped(), if !shared.interrupted.load(Ordering::Relaxed) => {
+            // Once: after a fatal error the stop stays set and would wake this loop again and again.
+            () = user_stop.stopped(), if !stop_seen => {
+                stop_seen = true;
                 if shared.fatal.lock().expect("fatal lock").is_none() {
                     shared.interrupted.store(true, Ordering::Relaxed);
                 }
             }
         }
+    }
+    // The workers can all see the stop and end before this loop does: still an interruption.
+    if user_stop.is_stopped() && shared.fatal.lock().expect("fatal lock").is_none() {
+        shared.interrupted.store(true, Ordering::Relaxed);
     }
     let end = Instant::now();
     let run_s = (end - start).as_secs_f64();
@@ -149,6 +164,8 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
         .map(|(k, h)| (k.clone(), encode_base64(h)))
         .collect();
     let total = &reporter.total;
+    let Latencies { latency_ns, service_latency_ns, percentiles_ns, service_percentiles_ns } =
+        Latencies::of(total, load);
     RunResult {
         workload: shared.workload.name().to_string(),
         options: e.options,
@@ -162,17 +179,10 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
         ended_at: epoch_s(SystemTime::now()),
         connect_s: e.connect_s,
         duration_s: e.duration_s,
-        latency_ns: LatencySummary::new(&total.transactions, &total.counts, load.percentile),
-        service_latency_ns: (load.rate_per_s > 0.0).then(|| LatencySummary::of(&total.service, load.percentile)),
-        percentiles_ns: LatencySummary::percentiles(
-            &total.transactions,
-            &load.percentiles,
-            total.counts.latency_min_ns,
-            total.counts.latency_max_ns,
-        ),
-        service_percentiles_ns: (load.rate_per_s > 0.0).then(|| {
-            LatencySummary::percentiles(&total.service, &load.percentiles, total.service.min(), total.service.max())
-        }),
+        latency_ns,
+        service_latency_ns,
+        percentiles_ns,
+        service_percentiles_ns,
         warmup_s: load.warmup_s,
         rate_per_s: load.rate_per_s,
         late: total.counts.late,
@@ -189,6 +199,7 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
         saturated: total.counts.saturated,
         threads,
         interval_s: load.interval_s(),
+        segments: reporter.segments.results(load),
     }
 }
 
@@ -200,7 +211,7 @@ fn health_flags(reporter: &Reporter, load: &LoadShape, driver: &str, lag_mean_ns
         flags.push("client_cpu_saturated".to_string());
     }
     let behind = reporter.dropped > 0 || lag_mean_ns.is_some_and(|ns| ns > CLIENT_BEHIND_LAG_NS);
-    if load.rate_per_s > 0.0 && behind {
+    if load.is_open_loop() && behind {
         flags.push("client_behind_schedule".to_string());
     }
     flags

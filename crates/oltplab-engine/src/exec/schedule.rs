@@ -32,10 +32,23 @@ pub struct Schedule {
     max_backlog: usize,
     /// Arrivals dropped because the backlog was full, since the last `take_dropped`.
     dropped: u64,
+    /// Rate changes still ahead (a step plan): seconds from `origin` and the new rate.
+    changes: VecDeque<(f64, f64)>,
 }
 
 impl Schedule {
-    pub fn new(rate_per_s: f64, arrivals: Arrivals, rng: Rng, origin: Instant, max_backlog: usize) -> Self {
+    /// Starts at `rate_per_s`, then switches to each `(from, rate)` of `changes` (in time order).
+    /// The changes are known up front, so each applies exactly at its time, however late the
+    /// connections take their arrivals.
+    pub fn new(
+        rate_per_s: f64,
+        changes: &[(Instant, f64)],
+        arrivals: Arrivals,
+        rng: Rng,
+        origin: Instant,
+        max_backlog: usize,
+    ) -> Self {
+        let changes = changes.iter().map(|&(at, rate)| (at.saturating_duration_since(origin).as_secs_f64(), rate));
         let mut s = Self {
             rate_per_s,
             arrivals,
@@ -46,28 +59,34 @@ impl Schedule {
             pending: VecDeque::new(),
             max_backlog: max_backlog.max(1),
             dropped: 0,
+            changes: changes.collect(),
         };
         s.advance();
         s
     }
 
-    /// Changes the rate from `now` on (a step of a step plan).
-    #[allow(dead_code)] // step plans (issue 4) are next
-    pub fn set_rate(&mut self, rate_per_s: f64, now: Instant) {
-        self.rate_per_s = rate_per_s;
-        if self.next > now {
-            self.next_s = now.saturating_duration_since(self.origin).as_secs_f64();
-            self.advance();
-        }
-    }
-
-    /// Draws the gap to the following arrival.
+    /// Draws the gap to the following arrival. A gap that crosses a rate change is drawn again
+    /// from the change at the new rate: Poisson arrivals are memoryless, so this is exact.
     fn advance(&mut self) {
-        self.next_s += match self.arrivals {
-            // 1 - u is in (0, 1], so the logarithm is finite.
-            Arrivals::Poisson => -(1.0 - self.rng.uniform_f64()).ln() / self.rate_per_s,
-            Arrivals::Uniform => 1.0 / self.rate_per_s,
-        };
+        loop {
+            let next_s = self.next_s
+                + match self.arrivals {
+                    // 1 - u is in (0, 1], so the logarithm is finite.
+                    Arrivals::Poisson => -(1.0 - self.rng.uniform_f64()).ln() / self.rate_per_s,
+                    Arrivals::Uniform => 1.0 / self.rate_per_s,
+                };
+            match self.changes.front() {
+                Some(&(at_s, rate_per_s)) if next_s >= at_s => {
+                    self.changes.pop_front();
+                    self.rate_per_s = rate_per_s;
+                    self.next_s = at_s;
+                }
+                _ => {
+                    self.next_s = next_s;
+                    break;
+                }
+            }
+        }
         self.next = self.origin + Duration::from_secs_f64(self.next_s);
     }
 
@@ -120,7 +139,7 @@ mod tests {
     #[test]
     fn poisson_arrivals_average_the_rate() {
         let origin = Instant::now();
-        let mut s = Schedule::new(1000.0, Arrivals::Poisson, Rng::seeded(1), origin, 1_000_000);
+        let mut s = Schedule::new(1000.0, &[], Arrivals::Poisson, Rng::seeded(1), origin, 1_000_000);
         let n = arrivals_in(&mut s, origin, 100.0);
         assert!((99_000..=101_000).contains(&n), "{n}");
     }
@@ -128,7 +147,7 @@ mod tests {
     #[test]
     fn uniform_arrivals_are_evenly_spaced() {
         let origin = Instant::now();
-        let mut s = Schedule::new(200.0, Arrivals::Uniform, Rng::seeded(1), origin, 10);
+        let mut s = Schedule::new(200.0, &[], Arrivals::Uniform, Rng::seeded(1), origin, 10);
         let a = s.take(origin);
         let b = s.take(origin);
         assert_eq!(b - a, Duration::from_millis(5));
@@ -137,7 +156,7 @@ mod tests {
     #[test]
     fn backlog_counts_due_arrivals_and_drops_beyond_the_bound() {
         let origin = Instant::now();
-        let mut s = Schedule::new(1000.0, Arrivals::Uniform, Rng::seeded(1), origin, 100);
+        let mut s = Schedule::new(1000.0, &[], Arrivals::Uniform, Rng::seeded(1), origin, 100);
         // One second with nobody taking work: 1000 arrivals due, 100 kept, 900 dropped.
         let later = origin + Duration::from_secs(1);
         assert_eq!(s.backlog(later), 100);
@@ -150,12 +169,24 @@ mod tests {
     }
 
     #[test]
-    fn a_new_rate_applies_from_now() {
+    fn a_rate_change_applies_exactly_at_its_time() {
         let origin = Instant::now();
-        let mut s = Schedule::new(10.0, Arrivals::Uniform, Rng::seeded(1), origin, 100);
-        let t1 = s.take(origin);
-        s.set_rate(1000.0, t1);
-        let t2 = s.take(t1);
-        assert_eq!(t2 - t1, Duration::from_millis(1));
+        let change = origin + Duration::from_secs(1);
+        let mut s = Schedule::new(8.0, &[(change, 1000.0)], Arrivals::Uniform, Rng::seeded(1), origin, 100);
+        // 125 ms apart until the change (the 8th would fall on it), then 1 ms apart from it.
+        let before: Vec<Instant> = (0..7).map(|_| s.take(origin)).collect();
+        assert_eq!(before[6] - origin, Duration::from_millis(875));
+        assert_eq!(s.take(origin) - change, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn poisson_steps_average_each_rate() {
+        let origin = Instant::now();
+        let change = origin + Duration::from_secs(50);
+        let mut s = Schedule::new(100.0, &[(change, 1000.0)], Arrivals::Poisson, Rng::seeded(7), origin, 1_000_000);
+        let first = arrivals_in(&mut s, origin, 50.0);
+        let second = arrivals_in(&mut s, change, 50.0);
+        assert!((4_700..=5_300).contains(&first), "{first}");
+        assert!((48_500..=51_500).contains(&second), "{second}");
     }
 }

@@ -2,9 +2,10 @@
 
 use serde::Deserialize;
 
+use super::steps::StepPlan;
 use crate::driver::{Target, TargetOptions};
 use crate::error::Result;
-use crate::workload::options::{OptDef, Options};
+use crate::workload::options::{normalise, OptDef, Options};
 use crate::workload::Workload;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -36,10 +37,12 @@ pub struct LoadShape {
     pub rand_seed: u64,
     /// Warm-up before the measured time.
     pub warmup_s: f64,
-    /// Open loop when > 0.
+    /// Open loop when > 0. With `--rate-steps`, the mean of the steps: the target over the measured time.
     pub rate_per_s: f64,
     pub arrivals: super::schedule::Arrivals,
     pub max_backlog: usize,
+    /// `--rate-steps`/`--thread-steps`: then `threads` is the largest step's and `time_s` the plan's.
+    pub plan: Option<StepPlan>,
 }
 
 impl LoadShape {
@@ -65,6 +68,26 @@ impl LoadShape {
                  start); 0: closed loop, each connection runs transactions back to back",
             ),
             OptDef::choice("rate_arrivals", "poisson", &["poisson", "uniform"], "arrival process of --rate"),
+            OptDef::list(
+                "rate_steps",
+                "",
+                "a step plan of target rates (open loop), as 100,200,400: each step runs --step-time seconds and \
+                 is a segment of the run with its own summary",
+            ),
+            OptDef::list(
+                "thread_steps",
+                "",
+                "a step plan of active connections, as 1,4,16: the largest step's are opened up front, the others \
+                 idle until a step needs them; with --rate-steps, one value per rate step",
+            ),
+            OptDef::float(
+                "step_time",
+                0.0,
+                0.0,
+                1e9,
+                "seconds per step of --rate-steps or --thread-steps; the measured time is then steps × step time \
+                 (--time must be 0 or equal to it); --warmup-time runs first, at the first step",
+            ),
             OptDef::int(
                 "rate_backlog",
                 0,
@@ -104,11 +127,14 @@ impl LoadShape {
         ]
     }
 
-    fn from_options(o: &Options) -> Result<Self> {
+    /// `given`: whether the user set an option (the step plan checks `--threads` and `--time` only then).
+    fn from_options(o: &Options, given: &dyn Fn(&str) -> bool) -> Result<Self> {
         let percentiles = parse_percentiles(o.str("percentile"))?;
+        let plan = StepPlan::from_options(o, given)?;
+        let peak_rate_per_s = plan.as_ref().map_or(0.0, StepPlan::max_rate_per_s).max(o.float("rate"));
         Ok(Self {
-            threads: o.uint("threads") as usize,
-            time_s: o.float("time"),
+            threads: plan.as_ref().map_or(o.uint("threads") as usize, StepPlan::max_threads),
+            time_s: plan.as_ref().map_or(o.float("time"), StepPlan::measured_s),
             events: o.uint("events"),
             report_interval_s: o.float("report_interval"),
             percentile: percentiles.first().copied().unwrap_or(0.0),
@@ -116,17 +142,22 @@ impl LoadShape {
             histogram: o.flag("histogram"),
             rand_seed: o.uint("rand_seed"),
             warmup_s: o.float("warmup_time"),
-            rate_per_s: o.float("rate"),
+            rate_per_s: plan.as_ref().map_or(o.float("rate"), StepPlan::mean_rate_per_s),
             arrivals: if o.str("rate_arrivals") == "uniform" {
                 super::schedule::Arrivals::Uniform
             } else {
                 super::schedule::Arrivals::Poisson
             },
             max_backlog: match o.uint("rate_backlog") {
-                0 => ((o.float("rate") * 10.0) as usize).max(10_000),
+                0 => ((peak_rate_per_s * 10.0) as usize).max(10_000),
                 n => n as usize,
             },
+            plan,
         })
+    }
+
+    pub fn is_open_loop(&self) -> bool {
+        self.rate_per_s > 0.0
     }
 
     /// The interval length actually recorded.
@@ -156,12 +187,18 @@ impl Spec {
         let mut defs = LoadShape::defs();
         defs.extend(Workload::defs(&self.workload)?);
         let mut options = Options::parse(&defs, &self.options, &self.workload)?;
-        let mut load = LoadShape::from_options(&options)?;
+        let given = |name: &str| self.options.keys().any(|k| normalise(k) == name);
+        let mut load = LoadShape::from_options(&options, &given)?;
         if load.rand_seed == 0 {
             // sysbench seeds from the clock when --rand-seed is 0; record the seed used so the run can be repeated.
             load.rand_seed = clock_seed();
         }
         options.force("rand_seed", load.rand_seed);
+        if load.plan.is_some() {
+            // What the plan implies is recorded, and the recorded options repeat the run.
+            options.force("threads", load.threads as u64);
+            options.force("time", load.time_s);
+        }
         let workload = Workload::new(&self.workload, &options, load.threads)?;
         let mut target_options = self.target.clone();
         if !options.str("sql_log").is_empty() {

@@ -13,6 +13,7 @@ use crate::stats::{EventTiming, Recorders};
 use crate::workload::{EventCtx, WorkerInfo, Workload};
 
 use super::schedule::Schedule;
+use super::steps::Timeline;
 use super::stop::Stop;
 
 /// What all workers share.
@@ -33,6 +34,8 @@ pub struct Shared {
     pub interrupted: std::sync::atomic::AtomicBool,
     /// Open loop: the arrivals connections take their start times from.
     pub schedule: Option<Mutex<Schedule>>,
+    /// A step plan: which connections serve the load when.
+    pub timeline: Option<Timeline>,
 }
 
 /// What one worker hands back: sysbench's "Threads fairness" inputs.
@@ -50,6 +53,15 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
     loop {
         if stop.is_stopped() || shared.deadline.is_some_and(|d| Instant::now() >= d) {
             break;
+        }
+        if let Some(timeline) = shared.timeline.as_ref().filter(|t| !t.is_active(worker.id, Instant::now())) {
+            // Not needed in this step: idle (connected) until a later step needs it; end if none does.
+            let Some(wake) = timeline.next_active(worker.id, Instant::now()) else { break };
+            tokio::select! {
+                biased;
+                () = stop.stopped() => break,
+                () = tokio::time::sleep_until(wake.into()) => continue,
+            }
         }
         if shared.max_events > 0 && shared.events_started.fetch_add(1, Ordering::Relaxed) >= shared.max_events {
             break;
