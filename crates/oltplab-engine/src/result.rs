@@ -55,7 +55,7 @@ pub struct RunResult {
     pub warmup_s: f64,
     /// The open-loop target rate (with `--rate-steps`, their mean); 0 for closed loop.
     pub rate_per_s: f64,
-    /// Open loop: transactions that started more than 1 ms after their intended start.
+    /// Open loop: transactions that started more than 2 ms after their intended start.
     pub late: u64,
     /// Open loop: arrivals dropped because every connection was busy and the backlog full.
     pub dropped: u64,
@@ -64,7 +64,7 @@ pub struct RunResult {
     pub client_cpu_s: f64,
     /// Reasons to distrust the numbers: `client_cpu_saturated` (the client used at least 90% of
     /// every core in more than a tenth of the intervals), `client_behind_schedule` (open loop:
-    /// arrivals dropped, or a mean start lag above 10 ms).
+    /// a mean client-caused start lag above 10 ms), `open_loop_dropped_arrivals`.
     pub flags: Vec<String>,
     /// Whole-run histograms, V2 compressed base64: "" for transactions, statement kinds otherwise.
     pub histograms: BTreeMap<String, String>,

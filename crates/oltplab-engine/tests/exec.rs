@@ -238,3 +238,16 @@ async fn without_a_plan_there_are_no_segments() {
     assert!(r.segments.is_none());
     assert!(intervals(&events).iter().all(|i| i.step.is_none()));
 }
+
+/// A stall that runs past the end of --time: the arrivals scheduled before the end still run
+/// (late), so the stall shows in the numbers instead of vanishing with the discarded backlog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_loop_runs_every_arrival_scheduled_before_the_end() {
+    let db = "fake://?stall_at=80&stall_ms=600";
+    let s = spec("oltp_point_select", db, &json!({"threads": 1, "time": 1, "rate": 100, "rate_arrivals": "uniform"}));
+    let (r, _) = run_collect(&s, Stop::new()).await;
+    // Arrivals at 10 ms, 20 ms, ... 990 ms: 99 of them are before the end at 1 s.
+    assert!((99..=100).contains(&r.transactions), "{}", r.transactions);
+    assert!(r.latency_ns.p99 >= 300_000_000, "response p99 {} ns", r.latency_ns.p99);
+    assert!(r.duration_s >= 1.4, "{}", r.duration_s);
+}

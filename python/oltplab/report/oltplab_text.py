@@ -14,7 +14,8 @@ def _ms(value: float | None) -> str:
 
 _FLAG_TEXT = {
     "client_cpu_saturated": "the client used nearly all CPU: it measured itself, not the server",
-    "client_behind_schedule": "the client fell behind its --rate schedule (lag or dropped work)",
+    "client_behind_schedule": "the client started transactions late while connections were free",
+    "open_loop_dropped_arrivals": "arrivals dropped (full backlog): percentiles are lower bounds",
 }
 
 

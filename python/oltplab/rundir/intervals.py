@@ -39,7 +39,7 @@ class IntervalRow:
     svc_p99_ms: float | None = None
     svc_max_ms: float | None = None
     # Open loop: how late transactions started, arrivals waiting at the interval's end,
-    # transactions more than 1 ms late, arrivals dropped from a full backlog.
+    # transactions more than 2 ms late, arrivals dropped from a full backlog.
     lag_mean_ms: float = 0.0
     lag_max_ms: float = 0.0
     backlog: int = 0

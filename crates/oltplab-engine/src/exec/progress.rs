@@ -64,7 +64,7 @@ pub struct IntervalReport {
     /// Open loop: how late transactions started, on average and at most.
     pub lag_mean_ns: u64,
     pub lag_max_ns: u64,
-    /// Open loop: transactions that started more than 1 ms late.
+    /// Open loop: transactions that started more than 2 ms late.
     pub late: u64,
     /// Open loop: arrivals waiting for a free connection at the interval's end.
     pub backlog: usize,

@@ -53,10 +53,11 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let open_loop = load.is_open_loop();
     let timeline = load.plan.as_ref().map(|p| p.timeline(measured_start));
     let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
+    let deadline = (load.time_s > 0.0).then(|| measured_start + Duration::from_secs_f64(load.time_s));
     let shared = Arc::new(Shared {
         recorders: Recorders::new(shard_count(load.threads), kinds.len(), warmup_end.is_none()),
         stmt_kinds: statements.iter().map(|(_, k)| *k).collect(),
-        deadline: (load.time_s > 0.0).then(|| measured_start + Duration::from_secs_f64(load.time_s)),
+        deadline,
         schedule: open_loop.then(|| {
             let rng = Rng::for_stream(load.rand_seed, 0);
             // A rate plan's later steps switch the rate at their starts; the warm-up runs at the first step's.
@@ -66,7 +67,11 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
                 .flat_map(Timeline::boundaries)
                 .zip(steps.iter().skip(1).map(|s| s.rate_per_s))
                 .collect();
-            Mutex::new(Schedule::new(first_rate, &changes, load.arrivals, rng, start, load.max_backlog))
+            let mut schedule = Schedule::new(first_rate, &changes, load.arrivals, rng, start, load.max_backlog);
+            if let Some(end) = deadline {
+                schedule.set_end(end);
+            }
+            Mutex::new(schedule)
         }),
         timeline: timeline.clone(),
         max_events: load.events,
@@ -189,7 +194,12 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
         dropped: reporter.dropped,
         lag_max_ns: total.counts.lag_max_ns,
         client_cpu_s: reporter.client_cpu_s,
-        flags: health_flags(reporter, load, e.driver, total.counts.lag_sum_ns.checked_div(total.counts.transactions)),
+        flags: health_flags(
+            reporter,
+            load,
+            e.driver,
+            total.counts.client_lag_sum_ns.checked_div(total.counts.transactions),
+        ),
         histograms: std::iter::once((String::new(), encode_base64(&total.transactions))).chain(kinds).collect(),
         histogram_ms: load.histogram.then(|| crate::stats::sysbench_buckets_ms(&total.transactions)),
         transactions: total.counts.transactions,
@@ -203,21 +213,25 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
     }
 }
 
-/// Warnings that the numbers measure the client rather than the server.
-fn health_flags(reporter: &Reporter, load: &LoadShape, driver: &str, lag_mean_ns: Option<u64>) -> Vec<String> {
+/// Warnings that the numbers do not describe the server alone.
+fn health_flags(reporter: &Reporter, load: &LoadShape, driver: &str, client_lag_mean_ns: Option<u64>) -> Vec<String> {
     let mut flags = Vec::new();
     // An embedded database runs inside the client: its CPU is the server's, so no flag.
     if driver != "sqlite" && reporter.client_saturated() {
         flags.push("client_cpu_saturated".to_string());
     }
-    let behind = reporter.dropped > 0 || lag_mean_ns.is_some_and(|ns| ns > CLIENT_BEHIND_LAG_NS);
-    if load.is_open_loop() && behind {
+    // Lag while every connection was busy is the server's (or too few --threads): it is in the
+    // response times, as it should be. Lag while a connection was free is the client's.
+    if load.is_open_loop() && client_lag_mean_ns.is_some_and(|ns| ns > CLIENT_BEHIND_LAG_NS) {
         flags.push("client_behind_schedule".to_string());
+    }
+    if reporter.dropped > 0 {
+        flags.push("open_loop_dropped_arrivals".to_string());
     }
     flags
 }
 
-/// Mean start lag above which an open-loop client is flagged as behind its schedule.
+/// Mean client-caused start lag above which an open-loop client is flagged as behind schedule.
 const CLIENT_BEHIND_LAG_NS: u64 = 10_000_000;
 
 /// One connection first: a missing table, a bad path or too low a limit fails here, before the others open.

@@ -34,6 +34,8 @@ pub struct Schedule {
     dropped: u64,
     /// Rate changes still ahead (a step plan): seconds from `origin` and the new rate.
     changes: VecDeque<(f64, f64)>,
+    /// No arrival is scheduled at or after this (the end of the measured time).
+    end: Option<Instant>,
 }
 
 impl Schedule {
@@ -60,6 +62,7 @@ impl Schedule {
             max_backlog: max_backlog.max(1),
             dropped: 0,
             changes: changes.collect(),
+            end: None,
         };
         s.advance();
         s
@@ -90,9 +93,15 @@ impl Schedule {
         self.next = self.origin + Duration::from_secs_f64(self.next_s);
     }
 
+    /// Schedules nothing at or after `end`: arrivals before it still run after it, however
+    /// late (a stall at the end of the run must show in the numbers), later ones never exist.
+    pub fn set_end(&mut self, end: Instant) {
+        self.end = Some(end);
+    }
+
     /// Moves every arrival due by `now` into the backlog, dropping the oldest beyond its bound.
     fn fill_until(&mut self, now: Instant) {
-        while self.next <= now {
+        while self.next <= now && self.end.is_none_or(|e| self.next < e) {
             self.pending.push_back(self.next);
             if self.pending.len() > self.max_backlog {
                 self.pending.pop_front();
@@ -142,6 +151,21 @@ mod tests {
         let mut s = Schedule::new(1000.0, &[], Arrivals::Poisson, Rng::seeded(1), origin, 1_000_000);
         let n = arrivals_in(&mut s, origin, 100.0);
         assert!((99_000..=101_000).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn nothing_is_scheduled_after_the_end() {
+        let origin = Instant::now();
+        let mut s = Schedule::new(1000.0, &[], Arrivals::Uniform, Rng::seeded(1), origin, 10_000);
+        s.set_end(origin + Duration::from_millis(100));
+        // Long after the end: only the arrivals before it are waiting (1 ms .. 99 ms, and 100 ms
+        // itself is excluded), and the next one handed out lies at or past the end.
+        let later = origin + Duration::from_secs(5);
+        assert!((99..=100).contains(&s.backlog(later)), "{}", s.backlog(later));
+        while s.backlog(later) > 0 {
+            assert!(s.take(later) < origin + Duration::from_millis(100));
+        }
+        assert!(s.take(later) >= origin + Duration::from_millis(100));
     }
 
     #[test]

@@ -50,8 +50,13 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
     let mut state = shared.workload.worker_state(worker);
     let mut totals = WorkerTotals::default();
     let mut stop = shared.stop.clone();
+    // When this connection last became free: lag beyond it is the client's, not the server's.
+    let mut free_since = Instant::now();
     loop {
-        if stop.is_stopped() || shared.deadline.is_some_and(|d| Instant::now() >= d) {
+        // Open loop: arrivals scheduled before the deadline still run after it (the schedule
+        // ends there); closed loop: no new event after it, as sysbench.
+        let closed_loop_over = shared.schedule.is_none() && shared.deadline.is_some_and(|d| Instant::now() >= d);
+        if stop.is_stopped() || closed_loop_over {
             break;
         }
         if let Some(timeline) = shared.timeline.as_ref().filter(|t| !t.is_active(worker.id, Instant::now())) {
@@ -95,7 +100,9 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
             response_ns: (end - intended.unwrap_or(start)).as_nanos() as u64,
             service_ns: (end - start).as_nanos() as u64,
             lag_ns: intended.map_or(0, |t| start.saturating_duration_since(t).as_nanos() as u64),
+            client_lag_ns: intended.map_or(0, |t| start.saturating_duration_since(t.max(free_since)).as_nanos() as u64),
         };
+        free_since = end;
         if outcome == Some(true) {
             if shared.recorders.record_event(shard_id, timing, ctx.tally, &ctx.stmt_latencies_ns) {
                 totals.events += 1;
