@@ -251,3 +251,16 @@ async fn open_loop_runs_every_arrival_scheduled_before_the_end() {
     assert!(r.latency_ns.p99 >= 300_000_000, "response p99 {} ns", r.latency_ns.p99);
     assert!(r.duration_s >= 1.4, "{}", r.duration_s);
 }
+
+/// The server goes away for good mid-run: the run still ends at --time, complete, with the
+/// lost connections counted, instead of reconnecting for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_comes_back_does_not_hold_the_run_past_its_time() {
+    let s = spec("oltp_point_select", "fake://?latency_us=100&down_at=200", &json!({"threads": 2, "time": 0.5}));
+    let started = Instant::now();
+    let (r, _) = run_collect(&s, Stop::new()).await;
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert_eq!(r.stop_reason, StopReason::Time);
+    assert!(r.errors.by_code["FAKE_GONE"] >= 2);
+    assert_eq!(r.reconnects, r.errors.by_code["FAKE_GONE"]);
+}

@@ -1,7 +1,7 @@
-//! Runs an engine future with the GIL released. The future is polled on the
-//! calling (main) thread by `block_on`, next to a 100 ms tick that briefly takes
-//! the GIL to deliver progress and to check for Ctrl-C: CPython runs signal
-//! handlers only on the main thread.
+//! Runs an engine future with the GIL released. The work runs as a task on the
+//! runtime's threads, so a slow progress consumer never holds up the measurement;
+//! the calling (main) thread waits in `block_on`, delivering progress and checking
+//! for Ctrl-C every 100 ms (CPython runs signal handlers only on the main thread).
 
 use std::future::Future;
 use std::time::Duration;
@@ -19,9 +19,9 @@ const TICK: Duration = Duration::from_millis(100);
 
 pub fn drive<T, F, Fut>(py: Python<'_>, on_event: Option<Py<PyAny>>, work: F) -> PyResult<T>
 where
-    T: Send + Serialize,
+    T: Send + Serialize + 'static,
     F: FnOnce(Sink, Stop) -> Fut + Send,
-    Fut: Future<Output = Result<T, EngineError>> + Send,
+    Fut: Future<Output = Result<T, EngineError>> + Send + 'static,
 {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -33,12 +33,12 @@ where
     let fut = work(Sink::new(tx), stop.clone());
     py.detach(|| {
         runtime.block_on(async move {
-            tokio::pin!(fut);
+            let mut work = tokio::spawn(fut);
             let mut tick = tokio::time::interval(TICK);
             let mut callback_error: Option<PyErr> = None;
             let result = loop {
                 tokio::select! {
-                    r = &mut fut => break r,
+                    r = &mut work => break r.unwrap_or_else(|e| Err(EngineError::Internal(format!("the engine task failed: {e}")))),
                     Some(p) = rx.recv() => deliver(on_event.as_ref(), &p, &mut callback_error, &stop),
                     _ = tick.tick() => {
                         #[allow(clippy::redundant_closure_for_method_calls)] // the closure is needed for the lifetime

@@ -16,6 +16,9 @@ pub struct FakeTarget {
     /// The connection's Nth statement (1-based) stalls for `stall_ms` (0: never): a server pause.
     pub stall_at: u64,
     pub stall_ms: u64,
+    /// From the connection's Nth statement on (0: never), the server is gone for good:
+    /// statements fail with a lost connection and reconnecting fails.
+    pub down_at: u64,
     /// Statements as executed, with parameters inlined.
     pub log: Arc<Mutex<Vec<String>>>,
 }
@@ -33,6 +36,7 @@ impl FakeTarget {
                 "fail_every" => t.fail_every = n,
                 "stall_at" => t.stall_at = n,
                 "stall_ms" => t.stall_ms = n,
+                "down_at" => t.down_at = n,
                 _ => return Err(EngineError::config(format!("fake driver: unknown option '{k}'"))),
             }
         }
@@ -65,6 +69,14 @@ impl FakeConn {
     pub async fn query(&mut self, sql: &str, _fetch: Fetch) -> DbResult<QueryResult> {
         self.executed += 1;
         // Yield as a network driver would, so that a test's other tasks (a stop, the reporter) run.
+        if self.target.down_at > 0 && self.executed >= self.target.down_at {
+            tokio::task::yield_now().await;
+            return Err(DbError {
+                code: "FAKE_GONE".into(),
+                message: "server gone".into(),
+                action: ErrorAction::Reconnect,
+            });
+        }
         if self.target.stall_at > 0 && self.executed == self.target.stall_at {
             tokio::time::sleep(Duration::from_millis(self.target.stall_ms)).await;
         }
@@ -93,8 +105,10 @@ impl FakeConn {
         Ok(QueryResult { class, row_count, rows: vec![vec![Value::Int(1)]] })
     }
 
-    #[allow(clippy::unnecessary_wraps)]
     pub fn reconnect(&mut self) -> DbResult<()> {
+        if self.target.down_at > 0 && self.executed >= self.target.down_at {
+            return Err(DbError::fatal("FAKE_GONE", "server gone"));
+        }
         Ok(())
     }
 }

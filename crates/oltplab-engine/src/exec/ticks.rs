@@ -34,6 +34,11 @@ impl Ticks {
             }
             None => self.next += self.interval,
         }
+        // A reporter that was held up (a slow progress consumer) skips the ticks it missed
+        // rather than firing them back to back as a burst of near-empty intervals.
+        while self.next <= now {
+            self.next += self.interval;
+        }
         self.clamp();
         boundary.is_some()
     }
@@ -48,6 +53,16 @@ impl Ticks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missed_ticks_are_skipped() {
+        let start = Instant::now();
+        let s = Duration::from_secs(1);
+        let mut t = Ticks::new(start, s, []);
+        // Held up for 3.5 s: the next interval ends at 4 s, not at 2 s and 3 s in a burst.
+        t.fired(start + Duration::from_millis(3500));
+        assert_eq!(t.next(), start + 4 * s);
+    }
 
     #[test]
     fn intervals_restart_at_each_boundary() {

@@ -125,7 +125,7 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
     totals
 }
 
-/// Runs one event to success (true) or to a fatal error (false).
+/// Runs one event to success (true), or to a fatal error or a server still down at the end (false).
 async fn run_event(
     shared: &Shared,
     ctx: &mut EventCtx<'_>,
@@ -142,7 +142,10 @@ async fn run_event(
             }
             ErrorAction::Reconnect => {
                 shared.recorders.record_error(shard_id, &e.code, true);
-                reconnect(ctx.conn, &shared.stop).await;
+                if !reconnect(ctx.conn, &shared.stop, shared.deadline).await {
+                    // The server is still down when the run ends: give the event up (not counted).
+                    return false;
+                }
             }
             ErrorAction::Fatal => {
                 fail(shared, format!("{e} in {}", shared.workload.name()));
@@ -152,16 +155,17 @@ async fn run_event(
     }
 }
 
-/// Retries until the server is back or the run stops.
-async fn reconnect(conn: &mut Conn, stop: &Stop) {
+/// Retries until the server is back (true), or the run stops or reaches its deadline (false).
+async fn reconnect(conn: &mut Conn, stop: &Stop, deadline: Option<Instant>) -> bool {
     let mut backoff = Duration::from_millis(1);
-    while !stop.is_stopped() {
+    while !stop.is_stopped() && deadline.is_none_or(|d| Instant::now() < d) {
         if conn.reconnect().await.is_ok() {
-            return;
+            return true;
         }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_millis(100));
     }
+    false
 }
 
 pub fn fail(shared: &Shared, message: String) {
