@@ -40,8 +40,8 @@ docs: build-dev ## regenerate docs/options.md from the engine's option catalogue
 lint: build-dev ## rustfmt --check, clippy -D warnings, ruff, mypy --strict, stubtest
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(BIN)/ruff check python tests
-	$(BIN)/ruff format --check python tests
+	$(BIN)/ruff check python tests bench
+	$(BIN)/ruff format --check python tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m mypy.stubtest oltplab._core
 
