@@ -62,7 +62,7 @@ class Sampler:
     (and Threads_connected), so that "2,000 connections at once" is the server's word."""
 
     server: MariaDBServer
-    started_at: float | None = None  # monotonic time of the engine's "started" event
+    started_at: float | None = None  # the engine's clock start (epoch s, its "started" event)
     samples: list[tuple[float, int, int]] = field(default_factory=list)  # (t, ours, all)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -79,7 +79,10 @@ class Sampler:
 
     def on_event(self, event: dict[str, object]) -> None:
         if event.get("event") == "started":
-            self.started_at = time.monotonic()
+            # The engine's own time stamp: the event may reach Python a little later.
+            started_at = event["started_at"]
+            assert isinstance(started_at, int | float)
+            self.started_at = float(started_at)
 
     def _loop(self) -> None:
         sql = (
@@ -89,9 +92,10 @@ class Sampler:
             "WHERE VARIABLE_NAME = 'THREADS_CONNECTED')"
         )
         while not self._stop.is_set():
-            t0 = time.monotonic()
+            t0 = time.time()
             ours, connected = self.server.query(sql)[0]
-            self.samples.append((t0, int(ours), int(connected)))
+            if time.time() - t0 < 1.0:  # a slow answer is no snapshot of one moment
+                self.samples.append((t0, int(ours), int(connected)))
             self._stop.wait(SAMPLE_EVERY_S)
 
     def during_run(self, margin_s: float) -> list[tuple[int, int]]:
@@ -137,20 +141,21 @@ def test_holds_2000_connections_running_oltp_read_only(
     # The server saw all 2,000 at the same time, all through the run: the process list
     # names them as the benchmark's sessions, and Threads_connected (which counts the
     # sampler's own session too) never fell below them.
-    held = sampler.during_run(margin_s=0.5)
-    assert len(held) >= 3, f"too few samples inside the run: {sampler.samples}"
-    assert max(ours for ours, _ in held) == THREADS, held
-    assert min(connected for _, connected in held) >= THREADS + 1, held
+    held = sampler.during_run(margin_s=1.0)
+    seen = f"{held} (all samples: {sampler.samples}, started at {sampler.started_at})"
+    assert len(held) >= 2, f"too few samples inside the run: {seen}"
+    assert max(ours for ours, _ in held) == THREADS, seen
+    assert min(connected for _, connected in held) >= THREADS + 1, seen
     assert _status(mariadb, "Max_used_connections") >= THREADS
     # Each connection was opened once (+ the pre-flight one, the sampler's and this query's).
     opened = _status(mariadb, "Connections") - connections_before
-    assert THREADS < opened <= THREADS + len(sampler.samples) + 10, opened
+    assert THREADS < opened <= THREADS + 5 + (TIME_S + 30) / SAMPLE_EVERY_S, opened
 
     # Threads fairness: every connection ran transactions, and they add up.
     events = [t["events"] for t in result.raw["threads"]]
     assert len(events) == THREADS
     assert min(events) >= 1, f"{events.count(0)} connections ran no transaction"
-    assert sum(events) == summary["transactions"]
+    assert sum(events) == summary["transactions"], (sum(events), summary["transactions"])
     fairness = result.manifest["threads_fairness"]
     assert fairness["events_avg"] == pytest.approx(summary["transactions"] / THREADS)
 
