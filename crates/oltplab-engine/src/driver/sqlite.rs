@@ -23,33 +23,38 @@ struct Session {
     conn: rusqlite::Connection,
     sqls: Vec<String>,
     sql_log: Option<std::fs::File>,
-    writes: Arc<WriteQueue>,
-    /// This connection holds its turn in the write queue.
-    writing: bool,
+    turn: WriteTurn,
 }
 
-impl Session {
+/// This connection's place in the file's write queue.
+struct WriteTurn {
+    queue: Arc<WriteQueue>,
+    /// This connection holds its turn.
+    held: bool,
+}
+
+impl WriteTurn {
     /// A statement that may write waits for its turn, unless its transaction already has it.
     fn before(&mut self, readonly: bool) {
-        if !readonly && !self.writing {
-            self.writes.acquire();
-            self.writing = true;
+        if !readonly && !self.held {
+            self.queue.acquire();
+            self.held = true;
         }
     }
 
     /// The turn ends with the transaction (or with the autocommit statement).
-    fn after(&mut self) {
-        if self.writing && self.conn.is_autocommit() {
-            self.writing = false;
-            self.writes.release();
+    fn after(&mut self, autocommit: bool) {
+        if self.held && autocommit {
+            self.held = false;
+            self.queue.release();
         }
     }
 }
 
-impl Drop for Session {
+impl Drop for WriteTurn {
     fn drop(&mut self) {
-        if self.writing {
-            self.writes.release();
+        if self.held {
+            self.queue.release();
         }
     }
 }
@@ -109,18 +114,17 @@ impl SqliteConn {
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         let params = params.to_vec();
         self.call(move |s| {
-            let sql = s.sqls.get(id.0).ok_or_else(|| DbError::fatal("OLTPLAB", format!("no statement {}", id.0)))?;
-            let sql = sql.clone();
-            let readonly = s.conn.prepare_cached(&sql).map_err(|e| db_error(&e))?.readonly();
-            s.before(readonly);
-            let before = s.conn.total_changes();
-            let mut stmt = s.conn.prepare_cached(&sql).map_err(|e| db_error(&e))?;
-            let result = run_statement(&mut stmt, &params, fetch, before, &s.conn);
-            if let Some(file) = &mut s.sql_log {
+            let Session { conn, sqls, sql_log, turn } = s;
+            let sql = sqls.get(id.0).ok_or_else(|| DbError::fatal("OLTPLAB", format!("no statement {}", id.0)))?;
+            let mut stmt = conn.prepare_cached(sql).map_err(|e| db_error(&e))?;
+            turn.before(stmt.readonly());
+            let before = conn.total_changes();
+            let result = run_statement(&mut stmt, &params, fetch, before, conn);
+            if let Some(file) = sql_log {
                 log_line(file, &stmt.expanded_sql().unwrap_or_default());
             }
             drop(stmt);
-            s.after();
+            turn.after(conn.is_autocommit());
             result.map_err(|e| db_error(&e))
         })
         .await?
@@ -129,16 +133,16 @@ impl SqliteConn {
     pub async fn query(&mut self, sql: &str, fetch: Fetch) -> DbResult<QueryResult> {
         let sql = sql.to_owned();
         self.call(move |s| {
-            let readonly = s.conn.prepare(&sql).map_err(|e| db_error(&e))?.readonly();
-            s.before(readonly);
-            let before = s.conn.total_changes();
-            let mut stmt = s.conn.prepare(&sql).map_err(|e| db_error(&e))?;
-            let result = run_statement(&mut stmt, &[], fetch, before, &s.conn);
-            if let Some(file) = &mut s.sql_log {
+            let Session { conn, sql_log, turn, .. } = s;
+            let mut stmt = conn.prepare(&sql).map_err(|e| db_error(&e))?;
+            turn.before(stmt.readonly());
+            let before = conn.total_changes();
+            let result = run_statement(&mut stmt, &[], fetch, before, conn);
+            if let Some(file) = sql_log {
                 log_line(file, &sql);
             }
             drop(stmt);
-            s.after();
+            turn.after(conn.is_autocommit());
             result.map_err(|e| db_error(&e))
         })
         .await?
@@ -175,7 +179,7 @@ fn open_session(target: &SqliteTarget) -> Result<Session> {
         ),
         None => None,
     };
-    Ok(Session { conn, sqls: Vec::new(), sql_log, writes: queue_for(path), writing: false })
+    Ok(Session { conn, sqls: Vec::new(), sql_log, turn: WriteTurn { queue: queue_for(path), held: false } })
 }
 
 /// One line per statement, written with one call so that connections sharing
