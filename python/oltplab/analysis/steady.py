@@ -33,6 +33,8 @@ class SteadyState(JsonDataclass):
     `ci_lo_tps`/`ci_hi_tps` are the `level` CI of the mean with SE = s·√(τ/n) (§3.3); `cv_pct`
     = 100·s/mean with ddof=1 (Percona's "jitter", §2). `warmup_s` is the time MSER-5 cut;
     when `reached` is False nothing was cut and the numbers describe a non-steady run.
+    `drift_pct` is measured on the kept window as MSER saw it (stall intervals at the median),
+    so a stall near the end does not read as a downward drift.
     `stalls` covers the whole measured series with threshold `stall_threshold_tps` =
     stall_fraction * `median_tps`.
     """
