@@ -21,3 +21,9 @@ def first(value: Any) -> float:
     """The rank sysbench's interval line and single percentile line show (0: disabled)."""
     found = ranks(value)
     return found[0] if found else 0.0
+
+
+def key_of(rank: float) -> str:
+    """The key a rank has in run.json's latency objects and the analysis: 95 -> "p95",
+    99.9 -> "p99.9"."""
+    return f"p{rank:g}"

@@ -1,0 +1,140 @@
+"""Throughput and latency against concurrency, per server and workload, with a Universal
+Scalability Law fit and a Little's-law check per point (methodology.md §5).
+
+A point is every closed-loop run (or thread step) of one server, workload and connection
+count: its throughput is the mean of the runs' steady means, its interval between-run when
+there are several runs and within-run otherwise; its percentiles come from the runs'
+steady-window histograms added together, never from averaged percentiles."""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from oltplab.analysis._json import plain
+from oltplab.analysis.latency import DEFAULT_RANKS, latency_ms, merged
+from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse, server_label
+from oltplab.analysis.usl import UslFit, fit_usl
+from oltplab.rundir import Run
+
+MIN_USL_POINTS = 3
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    server: str
+    workload: str
+    threads: int
+    runs: int
+    tps_mean: float
+    tps_ci: tuple[float, float]
+    tps_se: float
+    latency_ms: dict[str, Any]
+    little_ratio: float | None  # X·R̄/N: near 1 in a healthy closed loop
+
+
+@dataclass(frozen=True)
+class Sweep:
+    points: tuple[SweepPoint, ...]
+    fits: dict[tuple[str, str], UslFit]  # (server, workload) -> fit
+    warnings: tuple[str, ...]
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for p in self.points:
+            fit = self.fits.get((p.server, p.workload))
+            rows.append(
+                {"server": p.server, "workload": p.workload, "threads": p.threads, "runs": p.runs}
+                | {"tps": p.tps_mean, "tps_ci_lo": p.tps_ci[0], "tps_ci_hi": p.tps_ci[1]}
+                | {f"{k}_ms": v for k, v in p.latency_ms.items() if k.startswith("p")}
+                | {"little_ratio": p.little_ratio}
+                | {"usl_tps": fit.predict(p.threads) if fit else None}
+            )
+        return pd.DataFrame(rows)
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = plain(
+            {
+                "points": self.to_frame().to_dict(orient="records"),
+                "usl": [
+                    {"server": server, "workload": workload} | fit.to_json()
+                    for (server, workload), fit in self.fits.items()
+                ],
+                "warnings": list(self.warnings),
+            }
+        )
+        return doc
+
+
+def sweep(runs: Sequence[Run | str | Path | RunAnalysis], level: float = 0.95) -> Sweep:
+    """Points per (server, workload, threads) from closed-loop runs and thread steps."""
+    groups: dict[tuple[str, str, int], list[tuple[RunAnalysis, PartAnalysis]]] = {}
+    for run in runs:
+        a = run if isinstance(run, RunAnalysis) else analyse(run)
+        workload = str((a.run.manifest.get("workload") or {}).get("name") or "unknown")
+        for part in a.steps or ((a.whole,) if a.whole else ()):
+            if not part.rate_per_s and part.threads:
+                key = (server_label(a.run), workload, part.threads)
+                groups.setdefault(key, []).append((a, part))
+    points = tuple(_point(key, members, level) for key, members in sorted(groups.items()))
+    fits, warnings = {}, []
+    for server, workload in sorted({(p.server, p.workload) for p in points}):
+        mine = [p for p in points if (p.server, p.workload) == (server, workload)]
+        if len(mine) < MIN_USL_POINTS:
+            warnings.append(f"{server} {workload}: {len(mine)} concurrency levels; no USL fit")
+            continue
+        weights = [1 / p.tps_se**2 if p.tps_se > 0 else None for p in mine]
+        usable = None if any(w is None for w in weights) else [float(w or 0) for w in weights]
+        fit = fit_usl([p.threads for p in mine], [p.tps_mean for p in mine], usable)
+        fits[(server, workload)] = fit
+        warnings += [f"{server} {workload}: USL {w}" for w in fit.warnings]
+        for p in mine:
+            if p.little_ratio is not None and abs(p.little_ratio - 1) > 0.15:
+                warnings.append(
+                    f"{server} {workload} {p.threads} thr: Little's law off "
+                    f"(throughput x mean latency = {p.little_ratio:.2f} x connections)"
+                )
+    return Sweep(points, fits, tuple(warnings))
+
+
+def _point(
+    key: tuple[str, str, int], members: list[tuple[RunAnalysis, PartAnalysis]], level: float
+) -> SweepPoint:
+    server, workload, threads = key
+    means = np.array([part.steady.mean_tps for _, part in members])
+    if len(members) >= 2:
+        se = float(means.std(ddof=1) / math.sqrt(len(means)))
+        q = float(stats.t.ppf(0.5 + level / 2, len(means) - 1))
+    else:
+        se = members[0][1].steady.se_tps
+        q = float(stats.norm.ppf(0.5 + level / 2))
+    mean = float(means.mean())
+    histograms = [merged(a.entries_of(None), part.window) for a, part in members]
+    total = None
+    for h in histograms:
+        if h is not None:
+            total = h if total is None else _added(total, h)
+    latency = latency_ms(total, DEFAULT_RANKS)
+    mean_ms = latency.get("mean")
+    little = mean * float(mean_ms) / 1000 / threads if mean_ms else None
+    return SweepPoint(
+        server,
+        workload,
+        threads,
+        len(members),
+        mean,
+        (mean - q * se, mean + q * se),
+        se,
+        latency,
+        little,
+    )
+
+
+def _added(total: Any, other: Any) -> Any:
+    total.add(other)
+    return total
