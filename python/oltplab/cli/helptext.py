@@ -44,6 +44,11 @@ commands:
   cleanup    drop the workload's tables (without --db: delete oltplab's SQLite database)
   sysbench   drop-in mode: sysbench 1.0.20's command line and output, e.g.
              `oltplab sysbench oltp_read_write --mysql-host=... --threads=8 run`
+  import     a sysbench log as a run directory: `oltplab import sysbench.log --out DIR`
+  show       analysed runs: warm-up cut, steady-state tps with its interval, jitter,
+             stalls, steady-window latency; with several concurrencies a USL sweep
+  compare    candidate runs --vs baseline runs: ratios with 95% intervals, significance
+  table      relative table of runs grouped by server (baseline absolute, others ratios)
 
   `oltplab COMMAND --help` lists a command's options; `oltplab run WORKLOAD --help` lists
   that workload's options with their defaults. WORKLOAD defaults to {DEFAULT_WORKLOAD}.

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from oltplab._version import __version__
 from oltplab.cli import exitcodes, helptext
-from oltplab.cli.commands import cleanup, prepare, run, sysbench
+from oltplab.cli.commands import cleanup, compare, import_log, prepare, run, show, sysbench, table
 from oltplab.cli.interrupts import InterruptWatch
 from oltplab.exceptions import OltpLabError
 
@@ -16,6 +16,10 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": run.main,
     "cleanup": cleanup.main,
     "sysbench": sysbench.main,
+    "import": import_log.main,
+    "show": show.main,
+    "compare": compare.main,
+    "table": table.main,
 }
 
 # How a command's errors read; the drop-in mode prints sysbench's `FATAL: ...` lines.
