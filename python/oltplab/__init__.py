@@ -4,14 +4,17 @@ directories that pandas and any HdrHistogram tool can read.
     >>> import oltplab
     >>> result = oltplab.run("oltp_read_only", time=5, threads=4)  # doctest: +SKIP
     >>> result.summary["tps"], result.intervals["lat_p95_ms"].max()  # doctest: +SKIP
+    >>> oltplab.analyse(result.path).to_json()["steady_state"]  # doctest: +SKIP
+    >>> oltplab.compare(["runs/b1", "runs/b2"], ["runs/a1", "runs/a2"]).to_frame()  # doctest: +SKIP
 
 Without `db`, an embedded SQLite database under ./oltplab-runs/ is used and prepared when
 it is missing or was prepared with other options. Option names are sysbench's, with
 underscores (`table_size=1000`, `skip_trx=True`).
 """
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oltplab import runner
 from oltplab._types import EventHandler, Json
@@ -27,6 +30,31 @@ from oltplab.exceptions import (
 )
 from oltplab.rundir import Run, load_run
 from oltplab.runner import RunResult
+
+if TYPE_CHECKING:
+    from oltplab.analysis.compare import Comparison, compare
+    from oltplab.analysis.relative import RelativeTable, relative_table
+    from oltplab.analysis.run_analysis import RunAnalysis, analyse
+    from oltplab.analysis.sweep import Sweep, sweep
+
+# The analysis (numpy, scipy, pandas) is loaded on first use: `oltplab run` starts without it.
+_ANALYSIS = {
+    "Comparison": "compare",
+    "compare": "compare",
+    "RelativeTable": "relative",
+    "relative_table": "relative",
+    "RunAnalysis": "run_analysis",
+    "analyse": "run_analysis",
+    "Sweep": "sweep",
+    "sweep": "sweep",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ANALYSIS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oltplab' has no attribute '{name}'")
+    return getattr(importlib.import_module(f"oltplab.analysis.{module}"), name)
 
 
 def prepare(
@@ -77,17 +105,25 @@ def cleanup(
 
 
 __all__ = [
+    "Comparison",
     "ConfigError",
     "ConnectError",
     "DriverError",
     "EngineMissingError",
     "NotPreparedError",
     "OltpLabError",
+    "RelativeTable",
     "Run",
+    "RunAnalysis",
     "RunResult",
+    "Sweep",
     "__version__",
+    "analyse",
     "cleanup",
+    "compare",
     "load_run",
     "prepare",
+    "relative_table",
     "run",
+    "sweep",
 ]

@@ -27,6 +27,7 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 import oltplab
+from oltplab.analysis.run_analysis import analyse
 from oltplab.runner import RunResult
 from oltplab.servers import MariaDBServer, ServerSettings
 
@@ -275,3 +276,23 @@ def test_healthy_client_is_not_flagged(baseline: Paused, open_loop: Paused) -> N
     # 200 transactions a second leave the client idle and on schedule.
     assert baseline.run["flags"] == []
     assert "client_cpu_saturated" not in open_loop.run["flags"]
+
+
+def test_the_analysis_finds_the_pause_as_a_stall_where_it_happened(closed_loop: Paused) -> None:
+    """Issue 5's done-when on a real server: `oltplab show`'s analysis of the paused closed
+    loop reports one stall, starting when the server was stopped and lasting the pause."""
+    analysis = analyse(closed_loop.run)
+    assert analysis.whole is not None
+    stalls = analysis.whole.steady.stalls
+    assert len(stalls) == 1, stalls
+    stall = stalls[0]
+    # Interval edges: the stall covers the intervals the pause touched, no more.
+    assert closed_loop.stop_s - INTERVAL_S - EDGE_S <= stall.start_s <= closed_loop.stop_s + EDGE_S
+    assert closed_loop.cont_s - EDGE_S <= stall.end_s <= closed_loop.cont_s + INTERVAL_S + EDGE_S
+    assert stall.min_tps == 0
+    doc = analysis.to_json()
+    assert "stalls" in doc["flags"]
+    origin = analysis.origin_s
+    assert doc["stalls"][0]["start_s"] == pytest.approx(stall.start_s - origin)
+    # The stall is left out of nothing: the steady state still holds the zero intervals.
+    assert doc["steady_state"]["tps_min"] == 0

@@ -159,7 +159,8 @@ def compare(
         warnings.append(WITHIN_RUN_WARNING)
     groups = {m.group for m in results}
     geomean = tuple(_geomean(name, results, level) for name in names) if len(groups) > 1 else ()
-    return Comparison(tuple(results), tuple(g for g in geomean if g), tuple(warnings), level)
+    unique = tuple(dict.fromkeys(warnings))
+    return Comparison(tuple(results), tuple(g for g in geomean if g), unique, level)
 
 
 def _check_metric(name: str) -> str:

@@ -61,7 +61,9 @@ def option_warnings(runs: Sequence[Run]) -> list[str]:
     runs of one comparison group."""
     warnings = []
     by_name = _names(runs)
-    keys = sorted({k for r in runs for k in _options(r)} - _RUN_OPTIONS - _LOAD_OPTIONS)
+    # Options some runs lack come from other oltplab versions: not a difference in the work.
+    shared = set.intersection(*(set(_options(r)) for r in runs)) if runs else set()
+    keys = sorted(shared - _RUN_OPTIONS - _LOAD_OPTIONS)
     data = [k for k in keys if k in _DATA_OPTIONS]
     rest = [k for k in keys if k not in _DATA_OPTIONS]
     for group, what in ((data, "data size"), (rest, "workload options")):
@@ -105,13 +107,16 @@ def differing_variables(runs: Iterable[Run]) -> list[str]:
     tables = [t for t in tables if t]
     if len(tables) < 2:
         return []
-    keys = sorted(set().union(*tables))
-    return [k for k in keys if len({t.get(k) for t in tables}) > 1]
+    keys = sorted(set.intersection(*(set(t) for t in tables)))
+    return [k for k in keys if len({t[k] for t in tables}) > 1]
 
 
 def between_sides_warnings(candidates: Sequence[Run], baselines: Sequence[Run]) -> list[str]:
     """The server variables that differ between the sides are the variables under test;
     more than a few means the comparison is not of one change."""
+    drivers = {(r.manifest.get("target") or {}).get("driver") for r in (*candidates, *baselines)}
+    if len(drivers) > 1:
+        return [f"the sides ran on different database engines ({', '.join(map(str, drivers))})"]
     differing = differing_variables([candidates[0], baselines[0]])
     if len(differing) > _MAX_VARIABLES_UNDER_TEST:
         return [

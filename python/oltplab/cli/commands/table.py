@@ -1,0 +1,33 @@
+"""`oltplab table RUN_DIR... [--baseline SERVER] [--metric tps]`: a relative table, one
+column per server, the baseline absolute and the others as ratios with intervals."""
+
+import json
+
+from oltplab.cli import exitcodes
+from oltplab.cli.commands.analysis_args import parser
+
+
+def main(args: list[str]) -> int:
+    p = parser("oltplab table", "Relative table of runs grouped by server (rQPS style).")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--baseline", help="the server label of the baseline column [first run's]")
+    p.add_argument("--metric", default="tps", help="tps or a percentile such as p95_ms [tps]")
+    ns = p.parse_args(args)
+    # Imported here: numpy/scipy load only when an analysis command runs.
+    from oltplab.analysis._json import plain
+    from oltplab.analysis.relative import relative_table
+    from oltplab.report.analysis_text import table_text
+
+    table = relative_table(ns.runs, baseline=ns.baseline, metric=ns.metric, level=ns.level)
+    if ns.json:
+        doc = {
+            "metric": table.metric,
+            "baseline": table.baseline,
+            "servers": list(table.servers),
+            "rows": table.frame.to_dict(orient="records"),
+            "warnings": list(table.warnings),
+        }
+        print(json.dumps(plain(doc), indent=2))
+    else:
+        print(table_text(table))
+    return exitcodes.OK
