@@ -109,6 +109,23 @@ class RunAnalysis:
         result: dict[str, Any] = plain(doc)
         return result
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row for the whole run and one per step: steady-state throughput, latency of the
+        steady window and flags, for concatenating many runs into one table."""
+        rows = []
+        for part in (self.whole, *self.steps) if self.whole else ():
+            doc = _part_json(part, self.origin_s)
+            steady = {k: v for k, v in doc["steady_state"].items() if not isinstance(v, list)}
+            ci_lo, ci_hi = part.steady.ci_lo_tps, part.steady.ci_hi_tps
+            rows.append(
+                {"run": self.path.name, "server": server_label(self.run), "step": part.step}
+                | {"threads": part.threads, "rate_per_s": part.rate_per_s}
+                | steady
+                | {"tps_ci_lo": ci_lo, "tps_ci_hi": ci_hi, "stalls": len(part.steady.stalls)}
+                | {f"{k}_ms": v for k, v in part.latency_ms.items() if k != "count"}
+            )
+        return pd.DataFrame(rows)
+
 
 def _part_json(part: PartAnalysis, origin_s: float) -> dict[str, Any]:
     s = part.steady
