@@ -79,7 +79,9 @@ class MetricComparison:
     def significant(self) -> bool:
         return self.ci.lo > 1.0 or self.ci.hi < 1.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, level: float = 0.95) -> dict[str, Any]:
+        """`ci95` at the default level, else `ci` (the level is the Comparison's), as in
+        `oltplab show`'s tps_ci95 / tps_ci."""
         doc: dict[str, Any] = plain(
             {
                 "name": self.name,
@@ -87,7 +89,7 @@ class MetricComparison:
                 "baseline": self.baseline,
                 "candidate": self.candidate,
                 "ratio": self.ci.ratio,
-                "ci95": [self.ci.lo, self.ci.hi],
+                "ci95" if level == 0.95 else "ci": [self.ci.lo, self.ci.hi],
                 "significant": self.significant,
                 "method": self.method,
                 "runs": {"candidate": self.runs[0], "baseline": self.runs[1]},
@@ -106,8 +108,8 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         return {
             "level": self.level,
-            "metrics": [m.to_json() for m in self.metrics],
-            "geomean": [m.to_json() for m in self.geomean],
+            "metrics": [m.to_json(self.level) for m in self.metrics],
+            "geomean": [m.to_json(self.level) for m in self.geomean],
             "warnings": list(self.warnings),
         }
 
@@ -215,7 +217,8 @@ def _compare_metric(
 def _value(name: str, sample: Sample) -> float | None:
     if name == "tps":
         return sample.part.steady.mean_tps
-    value = sample.part.latency_ms.get(name.removesuffix("_ms"))
+    latency = sample.part.latency_ms
+    value = latency.get(name.removesuffix("_ms")) if latency else None
     return None if value is None else float(value)
 
 

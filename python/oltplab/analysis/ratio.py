@@ -61,7 +61,16 @@ def ratio_ci_runs(a_means: npt.ArrayLike, b_means: npt.ArrayLike, level: float =
         return RatioCI(math.exp(d), math.exp(d), math.exp(d), float(u.size + v.size - 2))
     df = (var_u + var_v) ** 2 / (var_u**2 / (u.size - 1) + var_v**2 / (v.size - 1))
     t = float(stats.t.ppf(0.5 + level / 2.0, df))
-    return RatioCI(math.exp(d), math.exp(d - t * se), math.exp(d + t * se), df)
+    return RatioCI(math.exp(d), _exp(d - t * se), _exp(d + t * se), df)
+
+
+def _exp(x: float) -> float:
+    """exp(x), inf past the float range: with 2 runs a side, a wild run and a high level
+    (t on ~1 df is 636 at 99.9%) put the log bound beyond 709."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
 
 
 def _positive_runs(means: npt.ArrayLike, side: str) -> npt.NDArray[np.float64]:

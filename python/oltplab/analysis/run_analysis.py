@@ -15,6 +15,7 @@ from oltplab.analysis.latency import DEFAULT_RANKS, Window, latency_ms, merged
 from oltplab.analysis.stalls import coincident_metrics
 from oltplab.analysis.steady import STALL_FRACTION, SteadyState, steady_state
 from oltplab.analysis.usl import LittleCheck, littles_law
+from oltplab.analysis.warmup import BATCH_SIZE, MIN_BATCHES
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import HlogEntry, Run, load_run
 
@@ -23,6 +24,13 @@ METRIC_FILES = ("system.csv", "server.csv")
 SERVICE_TAG = "service"
 # MSER-5 may cut this share of the window and the run still counts as well warmed (§1.4).
 LONG_WARMUP_SHARE = 0.10
+# An interval shorter than this share of the median interval is a runt: the stub the engine
+# closes when the load stops just after an interval boundary (a millisecond, one transaction).
+# The per-interval statistics weigh every interval alike, so its rate (thousands of tps from
+# one transaction) would move the mean, the CV, the drift and MSER's verdict.
+RUNT_SHARE = 0.5
+# Below this many intervals MSER-5 has too few batches to judge a warm-up.
+MSER_MIN_INTERVALS = BATCH_SIZE * MIN_BATCHES
 
 
 @dataclass(frozen=True)
@@ -32,18 +40,23 @@ class PartAnalysis:
     threads: int
     rate_per_s: float
     steady: SteadyState
-    latency_ms: dict[str, Any]  # the steady window's merged response-time histogram
+    latency_ms: dict[str, Any] | None  # the steady window's merged histogram; None: no hlog
     service_latency_ms: dict[str, Any] | None  # open loop: from the actual start
     coincided: tuple[dict[str, Any], ...]  # per stall: metrics that moved with it
     little: LittleCheck | None  # closed loop only
     window: Window
     step: int | None = None
 
+    @property
+    def judged(self) -> bool:
+        """Whether the window was long enough for MSER-5 to say anything (§1.2 step 6)."""
+        return self.steady.cut_intervals + self.steady.intervals >= MSER_MIN_INTERVALS
+
     def flags(self) -> list[str]:
         s = self.steady
         out = []
         if not s.reached:
-            out.append("no_steady_state")
+            out.append("no_steady_state" if self.judged else "too_short_for_mser")
         elif s.warmup_s > LONG_WARMUP_SHARE * (s.end_s - s.start_s + s.warmup_s):
             out.append("long_warmup")
         if s.drifting:
@@ -122,7 +135,7 @@ class RunAnalysis:
                 | {"threads": part.threads, "rate_per_s": part.rate_per_s}
                 | steady
                 | {"tps_ci_lo": ci_lo, "tps_ci_hi": ci_hi, "stalls": len(part.steady.stalls)}
-                | {f"{k}_ms": v for k, v in part.latency_ms.items() if k != "count"}
+                | {f"{k}_ms": v for k, v in (part.latency_ms or {}).items() if k != "count"}
             )
         return pd.DataFrame(rows)
 
@@ -200,6 +213,12 @@ def measured_intervals(run: Run) -> pd.DataFrame:
     return frame.sort_values("t_s").reset_index(drop=True)
 
 
+def full_intervals(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` without runts (intervals shorter than RUNT_SHARE x the median interval)."""
+    lengths = rows["interval_s"].astype(float)
+    return rows[lengths >= RUNT_SHARE * float(lengths.median())].reset_index(drop=True)
+
+
 def analyse(
     run: Run | str | Path,
     *,
@@ -236,6 +255,7 @@ def _analyse_part(
     step: int | None,
     settings: "_Settings",
 ) -> PartAnalysis:
+    rows = full_intervals(rows)
     steady = steady_state(
         rows["t_s"].to_numpy(float),
         rows["interval_s"].to_numpy(float),
@@ -245,12 +265,15 @@ def _analyse_part(
     )
     ranks = settings.ranks
     window = Window(steady.start_s, steady.end_s)
-    response = latency_ms(merged([e for e in entries if e.tag is None], window), ranks)
+    transactions = [e for e in entries if e.tag is None]
+    # No histograms at all (a sysbench log imported without --histogram): latency unknown,
+    # which is not the same as a window without transactions (count 0).
+    response = latency_ms(merged(transactions, window), ranks) if transactions else None
     service_entries = [e for e in entries if e.tag == SERVICE_TAG]
     service = latency_ms(merged(service_entries, window), ranks) if service_entries else None
     threads, rate = _load_of(run, rows, step)
     little = None
-    mean_ms = response.get("mean")
+    mean_ms = response.get("mean") if response else None
     if not rate and mean_ms and threads:
         little = littles_law(threads, steady.mean_tps, float(mean_ms))
     coincided = tuple(

@@ -40,7 +40,8 @@ class UslFit:
     alpha_se: float | None  # None when n ≤ 3 (no residual degrees of freedom)
     beta_se: float | None
     gamma_se_tps: float | None
-    peak_concurrency: float | None  # sqrt((1-alpha)/beta); None if beta = 0 (not retrograde)
+    # sqrt((1-alpha)/beta), at least 1; None if beta = 0 (not retrograde)
+    peak_concurrency: float | None
     peak_throughput_tps: float | None  # X(N*)
     r_squared: float
     nrmse_pct: float  # RMS residual as % of the mean throughput
@@ -106,7 +107,9 @@ def _solve(n: Floats, x: Floats, w: Floats) -> tuple[Floats, Floats | None]:
 def _peak(alpha: float, beta: float, gamma: float) -> tuple[float | None, float | None]:
     if beta <= 0.0:
         return None, None
-    n_star = math.sqrt((1.0 - alpha) / beta)
+    # Below one connection the model means nothing: when 1 - alpha < beta (alpha = 1 included,
+    # where the formula gives 0 and X(0) is 0/0) throughput falls from N = 1 on, its peak.
+    n_star = max(1.0, math.sqrt((1.0 - alpha) / beta))
     return n_star, float(_usl(np.array(n_star), alpha, beta, gamma))
 
 

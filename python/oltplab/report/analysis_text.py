@@ -16,6 +16,11 @@ def _num(value: Any, digits: int = 2) -> str:
     return f"{value:,.{digits}f}"
 
 
+def _pct(level: float) -> str:
+    """A confidence level as a percentage: 95%, 99.9% (never rounded up to 100%)."""
+    return f"{100 * level:.4g}%"
+
+
 def _ms(value: Any) -> str:
     return "-" if value is None else f"{value:.3g}" if value < 10 else f"{value:,.1f}"
 
@@ -47,13 +52,19 @@ def _describe(analysis: RunAnalysis) -> str:
 
 def _part_lines(part: PartAnalysis, origin_s: float, indent: str) -> list[str]:
     s = part.steady
-    pct = round(100 * s.level)
     warm = s.start_s - origin_s
-    verdict = "steady state reached" if s.reached else "NO steady state (MSER-5 failed)"
+    verdict = (
+        "steady state reached"
+        if s.reached
+        else "NO steady state (MSER-5 failed)"
+        if part.judged
+        else "steady state not judged: too few intervals for MSER-5"
+    )
     lines = [
         f"{indent}warm-up cut: {warm:.1f} s ({verdict}; drift {s.drift_pct:+.1f}% over the "
         f"window {warm:.1f}-{s.end_s - origin_s:.1f} s, {s.intervals} x {s.interval_s:g} s)",
-        f"{indent}tps: {_num(s.mean_tps)}  {pct}% CI [{_num(s.ci_lo_tps)}, {_num(s.ci_hi_tps)}]"
+        f"{indent}tps: {_num(s.mean_tps)}  {_pct(s.level)} CI "
+        f"[{_num(s.ci_lo_tps)}, {_num(s.ci_hi_tps)}]"
         f"  (autocorrelation time {s.tau:.1f} intervals, effective n {s.n_eff:.0f})",
         f"{indent}     median {_num(s.median_tps)}  p5 {_num(s.p5_tps)}  p1 {_num(s.p1_tps)}"
         f"  min {_num(s.min_tps)}  jitter (CV) {s.cv_pct:.1f}%",
@@ -74,7 +85,9 @@ def _part_lines(part: PartAnalysis, origin_s: float, indent: str) -> list[str]:
     return lines
 
 
-def _latency(lat: dict[str, Any]) -> str:
+def _latency(lat: dict[str, Any] | None) -> str:
+    if lat is None:
+        return "unknown (the run has no latency histograms)"
     keys = [k for k in lat if k not in ("count",)]
     return "  ".join(f"{k} {_ms(lat[k])}" for k in keys)
 
@@ -89,9 +102,9 @@ def _ratio(m: MetricComparison) -> str:
 
 
 def compare_text(comparison: Comparison) -> str:
-    pct = round(100 * comparison.level)
     lines = [
-        f"candidate / baseline, {pct}% intervals; * = significant (interval excludes 1)",
+        f"candidate / baseline, {_pct(comparison.level)} intervals; "
+        "* = significant (interval excludes 1)",
         f"{'group':<32} {'metric':<9} {'baseline':>12} {'candidate':>12}  ratio [CI]  method",
     ]
     for m in (*comparison.metrics, *comparison.geomean):
