@@ -256,6 +256,13 @@ def test_a_thread_step_run_is_a_sweep(capsys: Capture, runs: RealRuns) -> None:
     (run,) = doc["runs"]
     assert [s["threads"] for s in run["steps"]] == list(STEP_THREADS)
     assert [s["step"] for s in run["steps"]] == [0, 1, 2]
+    # The whole run mixes the steps' loads: no Little's-law check and no warm-up or drift
+    # verdict of its own; each step carries its own.
+    assert run["littles_law"] is None
+    assert not {"long_warmup", "drifting", "no_steady_state", "too_short_for_mser"} & set(
+        run["flags"]
+    )
+    assert all(s["littles_law"] is not None for s in run["steps"])
     sweep = doc["sweep"]
     assert [p["threads"] for p in sweep["points"]] == list(STEP_THREADS)
     (usl,) = sweep["usl"]

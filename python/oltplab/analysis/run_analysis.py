@@ -3,7 +3,7 @@ them, the latency of the steady window from merged histograms, and the reasons t
 it (`oltplab show`). A step plan's steps are analysed one by one, each with its own
 warm-up, since each step starts a new transient."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,11 @@ class RunAnalysis:
             out.append("imported")
         if self.whole is None:
             return [*out, "no_measured_intervals"]
-        out += self.whole.flags()
+        # A step plan changes the load on purpose: the whole run's warm-up and drift verdicts
+        # would read the plan itself; its steps are judged one by one.
+        out += (
+            [f for f in self.whole.flags() if f == "stalls"] if self.steps else self.whole.flags()
+        )
         for step in self.steps:
             out += [f"step{step.step}:{flag}" for flag in step.flags()]
         return out
@@ -244,6 +248,8 @@ def analyse(
         for step in sorted(int(x) for x in measured["step"].dropna().unique()):
             rows = measured[measured["step"] == step]
             steps.append(_analyse_part(run, rows, entries, metrics, step, settings))
+    if whole is not None and steps:
+        whole = replace(whole, little=None)  # no one concurrency to check Little's law against
     return RunAnalysis(run, whole, tuple(steps), origin, entries)
 
 

@@ -31,7 +31,7 @@ def show_text(analysis: RunAnalysis) -> str:
         return "\n".join([*lines, "  no measured interval", _flags(analysis.flags)])
     lines += _part_lines(analysis.whole, analysis.origin_s, indent="  ")
     for step in analysis.steps:
-        load = f"{step.threads} threads" + (
+        load = f"{step.threads} thread{'s' if step.threads != 1 else ''}" + (
             f", rate {step.rate_per_s:g}/s" if step.rate_per_s else ""
         )
         lines.append(f"  step {step.step} ({load}):")
