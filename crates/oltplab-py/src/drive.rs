@@ -23,10 +23,7 @@ where
     F: FnOnce(Sink, Stop) -> Fut + Send,
     Fut: Future<Output = Result<T, EngineError>> + Send + 'static,
 {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("oltplab-engine")
-        .build()
+    let runtime = oltplab_engine::exec::build_runtime()
         .map_err(|e| to_py(EngineError::Internal(format!("cannot start the async runtime: {e}"))))?;
     let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
     let stop = Stop::new();

@@ -7,7 +7,7 @@ use std::time::Instant;
 /// architecture (the kernel ABI fixes it, whatever the kernel's internal HZ).
 const TICKS_PER_S: f64 = 100.0;
 
-/// Above this share of all cores, the client counts as saturated.
+/// Above this share of all the cores it can use, the client counts as saturated.
 pub const SATURATED_SHARE: f64 = 0.9;
 
 /// Process CPU seconds (user, system) so far; None where /proc is not there.
@@ -26,12 +26,17 @@ pub fn process_cpu_s() -> Option<(f64, f64)> {
 pub struct CpuMeter {
     last_s: Option<(f64, f64)>,
     last_at: Instant,
+    /// The cores the client can use: the machine's, at most one per runtime worker.
     pub cores: usize,
 }
 
 impl CpuMeter {
     pub fn new(now: Instant) -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let mut cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        // The runtime's workers are all the engine can keep busy (exec/runtime.rs).
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            cores = cores.min(runtime.metrics().num_workers()).max(1);
+        }
         Self { last_s: process_cpu_s(), last_at: now, cores }
     }
 

@@ -23,6 +23,8 @@ pub struct Reporter {
     pub phase: Phase,
     /// Measured totals (warm-up excluded).
     pub total: Snapshot,
+    /// The interval being reported, reused from one interval to the next.
+    snap: Snapshot,
     /// Arrivals dropped while measuring.
     pub dropped: u64,
     cpu: CpuMeter,
@@ -43,7 +45,7 @@ impl Reporter {
         plan: Vec<Step>,
         start: Instant,
     ) -> Self {
-        let total = Snapshot::new(kinds.len());
+        let (total, snap) = (Snapshot::new(kinds.len()), Snapshot::new(kinds.len()));
         Self {
             kinds,
             percentile,
@@ -52,6 +54,7 @@ impl Reporter {
             intervals: 0,
             phase,
             total,
+            snap,
             dropped: 0,
             cpu: CpuMeter::new(start),
             client_cpu_s: 0.0,
@@ -75,7 +78,8 @@ impl Reporter {
     /// or a step (the intervals after it belong to the next step).
     pub fn interval(&mut self, shared: &Shared, now: Instant, t_s: f64, ends_segment: bool) -> IntervalReport {
         let ends_warmup = ends_segment && self.phase == Phase::Warmup;
-        let snap = shared.recorders.drain(ends_warmup);
+        shared.recorders.drain_into(&mut self.snap, ends_warmup);
+        let snap = &self.snap;
         let (backlog, dropped) = shared.schedule.as_ref().map_or((0, 0), |s| {
             let mut s: std::sync::MutexGuard<'_, Schedule> = s.lock().expect("schedule lock");
             (s.backlog(now), s.take_dropped())
@@ -125,12 +129,12 @@ impl Reporter {
             histograms,
         };
         if self.phase == Phase::Run {
-            self.total.merge(&snap);
+            self.total.merge(snap);
             self.dropped += dropped;
             self.client_cpu_s += client_cpu_pct / 100.0 * interval_s;
             self.measured_intervals += 1;
             self.saturated_intervals += u64::from(self.cpu.saturated(client_cpu_pct));
-            self.segments.add(&snap, dropped, start_s, t_s);
+            self.segments.add(snap, dropped, start_s, t_s);
         }
         self.last_s = t_s;
         self.intervals += 1;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::driver::{Conn, ErrorAction, Fetch};
 use crate::rand::Rng;
-use crate::stats::{EventTiming, Recorders};
+use crate::stats::{EventClock, EventTiming, Recorders};
 use crate::workload::{EventCtx, WorkerInfo, Workload};
 
 use super::schedule::Schedule;
@@ -50,12 +50,17 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
     let mut state = shared.workload.worker_state(worker);
     let mut totals = WorkerTotals::default();
     let mut stop = shared.stop.clone();
-    // When this connection last became free: lag beyond it is the client's, not the server's.
+    // When this connection last became free (the end of its last event): lag beyond it is the
+    // client's, not the server's.
     let mut free_since = Instant::now();
+    // The latest clock read: the deadline check needs no read of its own.
+    let mut now = free_since;
+    // Reused by every event, so that recording allocates nothing.
+    let mut latencies: Vec<(usize, u64)> = Vec::with_capacity(32);
     loop {
         // Open loop: arrivals scheduled before the deadline still run after it (the schedule
         // ends there); closed loop: no new event after it, as sysbench.
-        let closed_loop_over = shared.schedule.is_none() && shared.deadline.is_some_and(|d| Instant::now() >= d);
+        let closed_loop_over = shared.schedule.is_none() && shared.deadline.is_some_and(|d| now >= d);
         if stop.is_stopped() || closed_loop_over {
             break;
         }
@@ -65,7 +70,10 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
             tokio::select! {
                 biased;
                 () = stop.stopped() => break,
-                () = tokio::time::sleep_until(wake.into()) => continue,
+                () = tokio::time::sleep_until(wake.into()) => {
+                    now = Instant::now();
+                    continue;
+                }
             }
         }
         if shared.max_events > 0 && shared.events_started.fetch_add(1, Ordering::Relaxed) >= shared.max_events {
@@ -86,8 +94,9 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
                 Some(t)
             }
         };
-        let start = Instant::now();
-        let mut ctx = EventCtx::new(&mut conn, &mut rng, worker, &shared.stmt_kinds);
+        let clock = EventClock::start();
+        let start = clock.started();
+        let mut ctx = EventCtx::reusing(&mut conn, &mut rng, worker, &shared.stmt_kinds, clock, latencies);
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         let outcome = tokio::select! {
             biased;
@@ -95,7 +104,8 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
             ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
         };
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        let end = Instant::now();
+        // The end of the event's last statement (the work after it takes nanoseconds).
+        let end = if outcome.is_some() { ctx.clock.last() } else { Instant::now() };
         let timing = EventTiming {
             response_ns: (end - intended.unwrap_or(start)).as_nanos() as u64,
             service_ns: (end - start).as_nanos() as u64,
@@ -103,8 +113,10 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
             client_lag_ns: intended.map_or(0, |t| start.saturating_duration_since(t.max(free_since)).as_nanos() as u64),
         };
         free_since = end;
+        now = end;
+        latencies = std::mem::take(&mut ctx.stmt_latencies_ns);
         if outcome == Some(true) {
-            if shared.recorders.record_event(shard_id, timing, ctx.tally, &ctx.stmt_latencies_ns) {
+            if shared.recorders.record_event(shard_id, timing, ctx.tally, &latencies) {
                 totals.events += 1;
                 totals.latency_sum_ns += timing.response_ns;
             }
@@ -139,6 +151,8 @@ async fn run_event(
                 shared.recorders.record_error(shard_id, &e.code, false);
                 // The transaction may be half done (a lock wait timeout rolls back one statement only).
                 let _ = ctx.conn.query("ROLLBACK", Fetch::Discard).await;
+                // In the event's latency, not in the next statement's.
+                ctx.clock.restart();
             }
             ErrorAction::Reconnect => {
                 shared.recorders.record_error(shard_id, &e.code, true);
@@ -146,6 +160,7 @@ async fn run_event(
                     // The server is still down when the run ends: give the event up (not counted).
                     return false;
                 }
+                ctx.clock.restart();
             }
             ErrorAction::Fatal => {
                 fail(shared, format!("{e} in {}", shared.workload.name()));

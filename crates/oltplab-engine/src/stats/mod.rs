@@ -2,10 +2,12 @@
 //! boundaries, and latency summaries. Percentiles always come from merged
 //! histograms, never from averaged percentiles.
 
+mod clock;
 mod histogram;
 mod recorder;
 mod summary;
 
+pub use clock::EventClock;
 pub use histogram::{encode_base64, new_histogram, sysbench_buckets_ms, Histogram, HIGHEST_NS};
 pub use recorder::{Counts, EventTiming, Recorders, Snapshot, LATE_NS};
 pub use summary::LatencySummary;

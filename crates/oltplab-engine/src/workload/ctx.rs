@@ -1,10 +1,9 @@
 //! What a workload's event sees: one connection, its random generator, and
 //! helpers that time and classify each statement as sysbench counts them.
 
-use std::time::Instant;
-
 use crate::driver::{Conn, DbResult, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::rand::Rng;
+use crate::stats::EventClock;
 
 /// Query counts of one event, failed attempts included (sysbench keeps those too).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -44,13 +43,30 @@ pub struct EventCtx<'a> {
     /// Statement kind (index into the workload's `kinds()`) of each prepared statement.
     stmt_kinds: &'a [usize],
     pub tally: Tally,
+    /// Times the event and each statement: one clock read per statement.
+    pub clock: EventClock,
     /// (kind, latency) of each statement that completed in this event.
     pub(crate) stmt_latencies_ns: Vec<(usize, u64)>,
 }
 
 impl<'a> EventCtx<'a> {
+    /// An event that starts now.
     pub fn new(conn: &'a mut Conn, rng: &'a mut Rng, worker: WorkerInfo, stmt_kinds: &'a [usize]) -> Self {
-        Self { conn, rng, worker, stmt_kinds, tally: Tally::default(), stmt_latencies_ns: Vec::with_capacity(32) }
+        Self::reusing(conn, rng, worker, stmt_kinds, EventClock::start(), Vec::with_capacity(32))
+    }
+
+    /// An event timed by `clock`, recording into `latencies` (cleared): the executor hands the
+    /// same buffer to every event of a connection, so that no event allocates.
+    pub fn reusing(
+        conn: &'a mut Conn,
+        rng: &'a mut Rng,
+        worker: WorkerInfo,
+        stmt_kinds: &'a [usize],
+        clock: EventClock,
+        mut latencies: Vec<(usize, u64)>,
+    ) -> Self {
+        latencies.clear();
+        Self { conn, rng, worker, stmt_kinds, tally: Tally::default(), clock, stmt_latencies_ns: latencies }
     }
 
     /// Executes a prepared statement and discards its rows (they are still read).
@@ -65,23 +81,23 @@ impl<'a> EventCtx<'a> {
 
     /// Sends SQL text, unprepared, as sysbench's `con:query()`; timed as statement kind `kind`.
     pub async fn query(&mut self, kind: usize, sql: &str) -> DbResult<QueryResult> {
-        let start = Instant::now();
         let result = self.conn.query(sql, Fetch::Discard).await;
-        self.finish(kind, start, &result);
+        self.finish(kind, &result);
         result
     }
 
     async fn run(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
-        let start = Instant::now();
         let result = self.conn.execute(id, params, fetch).await;
-        self.finish(self.stmt_kinds[id.0], start, &result);
+        self.finish(self.stmt_kinds[id.0], &result);
         result
     }
 
-    fn finish(&mut self, kind: usize, start: Instant, result: &DbResult<QueryResult>) {
+    fn finish(&mut self, kind: usize, result: &DbResult<QueryResult>) {
+        // A failed statement's time also ends here: it is not added to the next statement.
+        let ns = self.clock.lap_ns();
         if let Ok(r) = result {
             self.tally.add(r.class);
-            self.stmt_latencies_ns.push((kind, start.elapsed().as_nanos() as u64));
+            self.stmt_latencies_ns.push((kind, ns));
         }
     }
 }

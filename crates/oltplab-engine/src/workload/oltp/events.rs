@@ -14,6 +14,8 @@ impl Oltp {
         if state.reconnect_due {
             state.reconnect_due = false;
             ctx.conn.reconnect().await?;
+            // In the event's latency, not in its first statement's.
+            ctx.clock.restart();
         }
         let trx = self.script.transactional() && !o.skip_trx;
         if trx {
