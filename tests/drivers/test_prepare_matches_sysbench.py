@@ -71,9 +71,9 @@ def mariadb_both(
 def test_mariadb_tables_are_identical(mariadb_both: MariaDBServer, table: int) -> None:
     server = mariadb_both
     theirs, ours = (query(server, db, f"SHOW CREATE TABLE sbtest{table}") for db in (THEIRS, OURS))
-    # Identical to the AUTO_INCREMENT counter: both send multi-row INSERTs (not LOAD DATA,
-    # whose reserved auto-increment blocks would leave gaps, docs/mysql.md), so InnoDB
-    # numbers the rows 1..N and the counter stands at N+1.
+    # Identical to the AUTO_INCREMENT counter: sysbench's multi-row INSERTs leave the ids to
+    # InnoDB, which numbers the rows 1..N; oltplab's LOAD DATA sends those ids (docs/mysql.md).
+    # Either way the counter stands at N+1.
     assert ours == theirs
     create = theirs[0][1]
     assert f"AUTO_INCREMENT={TABLE_SIZE + 1} " in create

@@ -145,6 +145,42 @@ async fn read_write_sends_sysbench_statements_as_the_server_counts_them() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_load_into_a_latin1_table_keeps_ascii_and_converts_the_rest() {
+    let Some(url) = server_url() else { return };
+    let _one = SERVER.lock().await;
+    let mut conn = open(&url).await;
+    conn.query("DROP TABLE IF EXISTS oltplab_latin1", Fetch::Discard).await.unwrap();
+    conn.query("CREATE TABLE oltplab_latin1 (id INTEGER PRIMARY KEY, s CHAR(20)) CHARACTER SET latin1", Fetch::Discard)
+        .await
+        .unwrap();
+    // All ASCII: sent as CHARACTER SET binary, unconverted. Then text that latin1 holds but
+    // whose UTF-8 bytes differ from latin1's: declared as utf8mb4, converted by the server.
+    for texts in [["plain-123", "with\tab"], ["café", "naïve"]] {
+        let rows: Vec<Vec<Value>> =
+            (0..).zip(texts).map(|(i, s)| vec![Value::Int(i), Value::Text(s.to_string())]).collect();
+        assert_eq!(conn.bulk_load("oltplab_latin1", &["id", "s"], &rows).await.unwrap(), 2);
+        let back = conn.query("SELECT id, s FROM oltplab_latin1 ORDER BY id", Fetch::Rows).await.unwrap();
+        assert_eq!(back.rows, rows);
+        let lengths = conn.query("SELECT LENGTH(s) FROM oltplab_latin1 ORDER BY id", Fetch::Rows).await.unwrap();
+        // latin1 stores one byte per character: a UTF-8 string stored unconverted would be longer.
+        let expected: Vec<Vec<Value>> =
+            texts.iter().map(|s| vec![Value::Int(i64::try_from(s.chars().count()).unwrap())]).collect();
+        assert_eq!(lengths.rows, expected);
+        conn.query("TRUNCATE TABLE oltplab_latin1", Fetch::Discard).await.unwrap();
+    }
+    conn.query("DROP TABLE oltplab_latin1", Fetch::Discard).await.unwrap();
+
+    // In UTF-16 ASCII bytes are not ASCII text: such a table always gets its text converted.
+    conn.query("CREATE TABLE oltplab_latin1 (id INTEGER PRIMARY KEY, s CHAR(20) CHARACTER SET utf16)", Fetch::Discard)
+        .await
+        .unwrap();
+    let rows = vec![vec![Value::Int(1), Value::Text("plain-123".into())]];
+    assert_eq!(conn.bulk_load("oltplab_latin1", &["id", "s"], &rows).await.unwrap(), 1);
+    assert_eq!(conn.query("SELECT id, s FROM oltplab_latin1", Fetch::Rows).await.unwrap().rows, rows);
+    conn.query("DROP TABLE oltplab_latin1", Fetch::Discard).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bulk_load_keeps_every_byte_and_falls_back_to_inserts() {
     let Some(url) = server_url() else { return };
     let _one = SERVER.lock().await;
