@@ -49,7 +49,8 @@ async fn ints(conn: &mut Conn, sql: &str) -> Vec<i64> {
 
 /// The server's statement counters (`Com_*`), global: every session's.
 async fn com(conn: &mut Conn) -> BTreeMap<String, i64> {
-    let r = conn.query("SHOW GLOBAL STATUS LIKE 'Com\\_%'", Fetch::Rows).await.unwrap();
+    let sql = "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%' OR Variable_name = 'Aborted_clients'";
+    let r = conn.query(sql, Fetch::Rows).await.unwrap();
     r.rows
         .into_iter()
         .map(|row| match &row[..] {
@@ -106,6 +107,8 @@ async fn read_write_sends_sysbench_statements_as_the_server_counts_them() {
         let after = com(&mut conn).await;
         let d = |name: &str| delta(&after, &before, name);
         assert!(r.complete, "{:?}", r.error);
+        // Every connection, the pre-flight one included, said goodbye (COM_QUIT).
+        assert_eq!(d("Aborted_clients"), 0, "{ps_mode}");
         let signed = |n: u64| i64::try_from(n).unwrap();
         let (reads, writes, others) = (signed(r.queries.read), signed(r.queries.write), signed(r.queries.other));
         let errors = signed(r.errors.total);

@@ -28,6 +28,12 @@ pub async fn open_all(target: &Target, n: usize, sqls: &[String]) -> Result<Vec<
     Ok(conns.into_iter().map(|c| c.expect("every connection was opened")).collect())
 }
 
+/// Closes `conns` politely ([`Conn::close`]), all at once.
+pub async fn close_all(conns: impl IntoIterator<Item = Conn>) {
+    let mut closing: JoinSet<()> = conns.into_iter().map(Conn::close).collect();
+    while closing.join_next().await.is_some() {}
+}
+
 pub async fn open_one(target: &Target, sqls: &[String]) -> Result<Conn> {
     let mut conn = Conn::open(target).await?;
     if !sqls.is_empty() {

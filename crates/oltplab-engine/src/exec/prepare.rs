@@ -19,7 +19,7 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     let started = Instant::now();
     let mut probe = open_one(&target, &[]).await?;
     let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
-    drop(probe);
+    probe.close().await;
     let tables = workload.prepare_units();
     let workers = load.threads.min(tables).max(1);
     let workload = std::sync::Arc::new(workload);
@@ -34,6 +34,7 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
                 let mut rng = Rng::for_stream(load.rand_seed, 1_000_000 + table as u64);
                 workload.prepare_unit(&mut conn, table, &mut rng, &mut progress).await?;
             }
+            conn.close().await;
             Ok::<(), EngineError>(())
         });
     }
@@ -69,6 +70,7 @@ pub async fn cleanup(spec: &Spec, sink: &Sink) -> Result<PrepareResult> {
     let server_version = conn.server_info().await.map(|i| i.version).unwrap_or_default();
     let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
     workload.cleanup(&mut conn, &mut progress).await?;
+    conn.close().await;
     Ok(PrepareResult {
         workload: workload.name().to_string(),
         options,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::task::JoinSet;
 
-use super::connect::open_all;
+use super::connect::{close_all, open_all};
 use super::progress::{Phase, Progress, Sink};
 use super::reporter::Reporter;
 use super::schedule::Schedule;
@@ -60,21 +60,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         recorders: Recorders::new(shard_count(load.threads), kinds.len(), warmup_end.is_none()),
         stmt_kinds: statements.iter().map(|(_, k)| *k).collect(),
         deadline,
-        schedule: open_loop.then(|| {
-            let rng = Rng::for_stream(load.rand_seed, 0);
-            // A rate plan's later steps switch the rate at their starts; the warm-up runs at the first step's.
-            let first_rate = steps.first().map_or(load.rate_per_s, |s| s.rate_per_s);
-            let changes: Vec<_> = timeline
-                .iter()
-                .flat_map(Timeline::boundaries)
-                .zip(steps.iter().skip(1).map(|s| s.rate_per_s))
-                .collect();
-            let mut schedule = Schedule::new(first_rate, &changes, load.arrivals, rng, start, load.max_backlog);
-            if let Some(end) = deadline {
-                schedule.set_end(end);
-            }
-            Mutex::new(schedule)
-        }),
+        schedule: open_loop.then(|| Mutex::new(arrivals(&load, timeline.as_ref(), start, deadline))),
         timeline: timeline.clone(),
         max_events: load.events,
         events_started: AtomicU64::new(0),
@@ -102,11 +88,15 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let boundaries = warmup_end.into_iter().chain(timeline.iter().flat_map(Timeline::boundaries));
     let mut ticks = Ticks::new(start, interval, boundaries);
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
+    let mut finished = Vec::with_capacity(load.threads);
     let mut stop_seen = false;
     loop {
         tokio::select! {
             joined = workers.join_next() => match joined {
-                Some(Ok(t)) => totals.push(t),
+                Some(Ok((t, conn))) => {
+                    totals.push(t);
+                    finished.push(conn);
+                }
                 Some(Err(e)) => super::worker::fail(&shared, format!("a worker panicked: {e}")),
                 None => break,
             },
@@ -138,8 +128,25 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     // sysbench's "total time": the measured part only.
     let duration_s = end.saturating_duration_since(measured_start).as_secs_f64();
 
+    // After the clock stopped: goodbyes are not measured.
+    close_all(finished).await;
     let ended = Ended { started_at, connect_s, duration_s, server, options, driver: target.driver_name() };
     Ok(assemble(&shared, &reporter, &load, totals, ended))
+}
+
+/// An open loop's arrival schedule. A rate plan's later steps switch the rate at their
+/// starts; the warm-up runs at the first step's.
+fn arrivals(load: &LoadShape, timeline: Option<&Timeline>, start: Instant, deadline: Option<Instant>) -> Schedule {
+    let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
+    let rng = Rng::for_stream(load.rand_seed, 0);
+    let first_rate = steps.first().map_or(load.rate_per_s, |s| s.rate_per_s);
+    let changes: Vec<_> =
+        timeline.into_iter().flat_map(Timeline::boundaries).zip(steps.iter().skip(1).map(|s| s.rate_per_s)).collect();
+    let mut schedule = Schedule::new(first_rate, &changes, load.arrivals, rng, start, load.max_backlog);
+    if let Some(end) = deadline {
+        schedule.set_end(end);
+    }
+    schedule
 }
 
 /// What the run knows when its workers have ended.
@@ -247,7 +254,9 @@ async fn check_target(
     workload.check(&mut first).await?;
     let limits = first.limits().await.unwrap_or_default();
     super::preflight::check(target, &limits, threads as u64, statements as u64)?;
-    first.server_info().await.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
+    let info = first.server_info().await;
+    first.close().await;
+    info.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
 }
 
 pub fn epoch_s(t: SystemTime) -> f64 {

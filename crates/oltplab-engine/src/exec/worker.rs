@@ -45,7 +45,8 @@ pub struct WorkerTotals {
     pub latency_sum_ns: u64,
 }
 
-pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worker: WorkerInfo) -> WorkerTotals {
+/// Runs one connection's events; returns its totals and the connection, for the run to close.
+pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worker: WorkerInfo) -> (WorkerTotals, Conn) {
     let shard_id = shared.recorders.shard_of(worker.id);
     let mut state = shared.workload.worker_state(worker);
     let mut totals = WorkerTotals::default();
@@ -134,7 +135,7 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
         shared.recorders.record_queries(shard_id, ctx.tally);
     }
     shared.running.fetch_sub(1, Ordering::Relaxed);
-    totals
+    (totals, conn)
 }
 
 /// Runs one event to success (true), or to a fatal error or a server still down at the end (false).

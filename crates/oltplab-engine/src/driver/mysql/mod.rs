@@ -22,7 +22,7 @@ use crate::error::Result;
 
 /// `ER_MAX_PREPARED_STMT_COUNT_REACHED`: sysbench dies of it at 4096 threads on MariaDB's defaults.
 const ER_MAX_PREPARED_STMT_COUNT_REACHED: u16 = 1461;
-/// How long a `--reconnect` waits for the old connection's polite `COM_QUIT`.
+/// How long a `--reconnect` or the end of a run waits for a connection's polite `COM_QUIT`.
 const QUIT_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub struct MysqlConn {
@@ -115,6 +115,13 @@ impl MysqlConn {
             Err(e) => Err(e),
         };
         outcome.map_err(|e| db_error(&e, self.ignore.as_deref()))
+    }
+
+    /// `COM_QUIT`, as `mysql_close()`.
+    pub async fn close(mut self) {
+        if let Some(conn) = self.conn.take() {
+            let _ = tokio::time::timeout(QUIT_TIMEOUT, conn.disconnect()).await;
+        }
     }
 
     /// A new connection to the same target with the same statements prepared; an error while

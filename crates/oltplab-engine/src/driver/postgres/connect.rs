@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use tokio::task::JoinHandle;
 use tokio_postgres::config::SslMode;
 use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{Client, Config, NoTls, Socket};
@@ -75,8 +76,9 @@ impl Settings {
         Ok(Self { config, tls, net: net.clone() })
     }
 
-    /// Opens a connection and spawns its I/O task; the task ends when the client is dropped.
-    pub async fn connect(&self) -> std::result::Result<Client, tokio_postgres::Error> {
+    /// Opens a connection and spawns its I/O task, which sends `Terminate` and ends when the
+    /// client is dropped.
+    pub async fn connect(&self) -> std::result::Result<Connected, tokio_postgres::Error> {
         match &self.tls {
             None => spawn(&self.config, NoTls).await,
             Some(tls) => spawn(&self.config, tls.clone()).await,
@@ -84,7 +86,13 @@ impl Settings {
     }
 }
 
-async fn spawn<T>(config: &Config, tls: T) -> std::result::Result<Client, tokio_postgres::Error>
+/// A client and its I/O task.
+pub struct Connected {
+    pub client: Client,
+    pub io: JoinHandle<()>,
+}
+
+async fn spawn<T>(config: &Config, tls: T) -> std::result::Result<Connected, tokio_postgres::Error>
 where
     T: MakeTlsConnect<Socket> + Send + 'static,
     T::Stream: Send + 'static,
@@ -93,10 +101,10 @@ where
 {
     let (client, connection) = config.connect(tls).await?;
     // The connection's errors reach the client as "connection closed".
-    tokio::spawn(async move {
+    let io = tokio::spawn(async move {
         let _ = connection.await;
     });
-    Ok(client)
+    Ok(Connected { client, io })
 }
 
 /// PostgreSQL wants the socket's directory; a path to the socket file itself

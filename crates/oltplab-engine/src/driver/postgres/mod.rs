@@ -14,22 +14,29 @@ mod values;
 
 use std::pin::pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::try_join_all;
 use futures_util::StreamExt;
+use tokio::task::JoinHandle;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use self::connect::Settings;
+use self::connect::{Connected, Settings};
 use self::errors::{connect_message, db_error, one_line, UNABLE_TO_CONNECT};
 use self::sql::Template;
 use super::target::{PostgresTarget, PsMode};
 use super::{DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
 use crate::error::{EngineError, Result};
 
+/// How long the end of a run waits for a connection's `Terminate` to be sent.
+const QUIT_TIMEOUT: Duration = Duration::from_secs(1);
+
 pub struct PostgresConn {
     settings: Arc<Settings>,
     ps_mode: PsMode,
     client: Client,
+    /// The client's I/O task.
+    io: JoinHandle<()>,
     /// The workload's statements, kept to prepare them again after a reconnect.
     templates: Vec<Template>,
     /// One server-side statement per template (`PsMode::Auto` only).
@@ -41,11 +48,13 @@ pub struct PostgresConn {
 impl PostgresConn {
     pub async fn open(target: &PostgresTarget) -> Result<Self> {
         let settings = Settings::new(&target.net)?;
-        let client = settings.connect().await.map_err(|e| EngineError::Connect(connect_message(&e, &settings.net)))?;
+        let Connected { client, io } =
+            settings.connect().await.map_err(|e| EngineError::Connect(connect_message(&e, &settings.net)))?;
         Ok(Self {
             settings: Arc::new(settings),
             ps_mode: target.ps_mode,
             client,
+            io,
             templates: Vec::new(),
             statements: Vec::new(),
             text: String::new(),
@@ -85,7 +94,7 @@ impl PostgresConn {
     /// run); oltplab reconnects so that a server restart mid-run is survived, with
     /// the lost connections counted. Fails while the server is still down.
     pub async fn reconnect(&mut self) -> DbResult<()> {
-        let client = self.settings.connect().await.map_err(|e| DbError {
+        let Connected { client, io } = self.settings.connect().await.map_err(|e| DbError {
             code: UNABLE_TO_CONNECT.into(),
             message: one_line(&e),
             action: ErrorAction::Reconnect,
@@ -93,7 +102,15 @@ impl PostgresConn {
         self.statements = prepare_all(&client, self.ps_mode, &self.templates).await?;
         // Dropping the old client ends its I/O task.
         self.client = client;
+        self.io = io;
         Ok(())
+    }
+
+    /// `Terminate`, as `PQfinish()`: dropping the client makes its I/O task send it and end.
+    pub async fn close(self) {
+        let Self { client, io, .. } = self;
+        drop(client);
+        let _ = tokio::time::timeout(QUIT_TIMEOUT, io).await;
     }
 
     pub async fn server_info(&mut self) -> DbResult<ServerInfo> {
