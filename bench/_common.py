@@ -37,15 +37,21 @@ PROG = Path(sys.argv[0]).name  # the script, in messages
 def cpu_s(pid: int, with_children: bool = False) -> float | None:
     """User + system CPU time of a live process (all its threads), from /proc (clock ticks,
     10 ms); `with_children` adds its children that have exited and been waited for."""
+    split = cpu_user_kernel_s(pid, with_children)
+    return None if split is None else split[0] + split[1]
+
+
+def cpu_user_kernel_s(pid: int, with_children: bool = False) -> tuple[float, float] | None:
+    """User and system (kernel) CPU time of a live process, as `cpu_s`."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat[stat.rindex(")") + 2 :].split()
-    ticks = int(fields[11]) + int(fields[12])
+    user, kernel = int(fields[11]), int(fields[12])
     if with_children:
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / CLK_TCK
+        user, kernel = user + int(fields[13]), kernel + int(fields[14])
+    return user / CLK_TCK, kernel / CLK_TCK
 
 
 def status_kb(pid: int, *keys: str) -> dict[str, int]:
