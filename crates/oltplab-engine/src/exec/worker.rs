@@ -157,7 +157,8 @@ async fn run_event(
             }
             ErrorAction::Reconnect => {
                 shared.recorders.record_error(shard_id, &e.code, true);
-                if !reconnect(ctx.conn, &shared.stop, shared.deadline).await {
+                // Boxed as in the workload's reconnect: rare, and large.
+                if !Box::pin(reconnect(ctx.conn, &shared.stop, shared.deadline)).await {
                     // The server is still down when the run ends: give the event up (not counted).
                     return false;
                 }

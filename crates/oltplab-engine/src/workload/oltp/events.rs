@@ -13,7 +13,9 @@ impl Oltp {
         // that a failed reconnect makes the executor reconnect without running this event twice.
         if state.reconnect_due {
             state.reconnect_due = false;
-            ctx.conn.reconnect().await?;
+            // Boxed: a reconnect's future (about 4 KB, the driver's whole connect) would
+            // otherwise be part of every connection's task, in memory all run long.
+            Box::pin(ctx.conn.reconnect()).await?;
             // In the event's latency, not in its first statement's.
             ctx.clock.restart();
         }
