@@ -145,10 +145,13 @@ async fn oltp_read_write_counts_match_the_server() {
     assert!(r.errors.by_code.keys().all(|k| ["23505", "40P01"].contains(&k.as_str())), "{:?}", r.errors);
     let writes = r.queries.write;
     // The server counts the heap insert of an INSERT that then fails with 23505; the client does not.
+    // Nor does it count an INSERT that deadlocks (40P01) while its unique check waits for another
+    // transaction's row, after the heap insert: seen once in about 20 runs.
     let want = writes + code(&r, "23505");
     let d = Stats::settled(&url, before, |d| d.ins + d.upd + d.del >= want && d.rollbacks >= r.errors.total).await;
     eprintln!("4 threads: {:?}, errors {:?}; server: {d:?}", r.queries, r.errors.by_code);
-    assert_eq!(d.ins + d.upd + d.del, want, "{d:?} {:?}", r.queries);
+    let server_writes = d.ins + d.upd + d.del;
+    assert!((want..=want + code(&r, "40P01")).contains(&server_writes), "{d:?} {:?}", r.queries);
     assert_eq!(d.rollbacks, r.errors.total, "{d:?}: one ROLLBACK per retried event");
     // The 14 SELECTs come before the writes that fail, so every attempt made all of them.
     assert_eq!(r.queries.read, 14 * (400 + r.errors.total));
