@@ -7,7 +7,8 @@ One connection (--threads=1), a fixed number of events (--events, --time=0), for
 --db-ps-mode: server-side prepared statements (auto) and text (disable). Besides the
 workload's statements, a run sends only its pre-flight statements (docs/mysql.md,
 docs/postgresql.md): one `SELECT id FROM sbtestN LIMIT 1` per table (the check that the
-tables exist) and the queries that read the server's version, variables and limits.
+tables exist) and the queries that read the server's version, variables and limits; and
+each connection ends with a goodbye (MySQL's COM_QUIT, PostgreSQL's Terminate).
 """
 
 from collections.abc import Iterator
@@ -34,6 +35,9 @@ PS_MODES = ("auto", "disable")
 # MariaDB: SHOW GLOBAL VARIABLES (run.json's server variables), SHOW GLOBAL VARIABLES
 # and SHOW GLOBAL STATUS (the limits: max_connections, max_prepared_stmt_count).
 MYSQL_SHOW_VARIABLES, MYSQL_SHOW_STATUS = 2, 1
+# COM_QUIT, which MariaDB counts in Questions (no Com_*): the pre-flight connection and the
+# run's one connection both say goodbye.
+MYSQL_QUITS = 2
 # PostgreSQL: SHOW server_version, pg_settings, the limits query; and each session's
 # start-up transaction (it reads the catalogs), for the check's connection and the run's.
 PG_INFO_QUERIES, PG_SESSION_START_XACTS = 3, 1
@@ -90,7 +94,11 @@ def mariadb_expected(per: PerEvent, tables: int, ps_mode: str) -> Counts:
         "Com_show_variables": MYSQL_SHOW_VARIABLES,
         "Com_show_status": MYSQL_SHOW_STATUS,
         # Every statement a client sent (not COM_STMT_PREPARE): nothing else was sent.
-        "Questions": per.statements * n + tables + MYSQL_SHOW_VARIABLES + MYSQL_SHOW_STATUS,
+        "Questions": per.statements * n
+        + tables
+        + MYSQL_SHOW_VARIABLES
+        + MYSQL_SHOW_STATUS
+        + MYSQL_QUITS,
         "Handler_update": per.update * n,  # every id exists: each UPDATE changes one row
         "Handler_write": per.insert * n,
     }
@@ -145,7 +153,7 @@ def test_mariadb_counts_bulk_insert(
         "Com_stmt_prepare": 0,
         "Com_stmt_execute": 0,
         "Handler_write": BULK_ROWS,
-        "Questions": 2 + MYSQL_SHOW_VARIABLES + MYSQL_SHOW_STATUS,
+        "Questions": 2 + MYSQL_SHOW_VARIABLES + MYSQL_SHOW_STATUS + MYSQL_QUITS,
     }
     assert {name: got[name] for name in want} == want
     assert summary["transactions"] == BULK_ROWS
