@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from oltplab.exceptions import ServerError
-from oltplab.servers import MariaDBServer, ServerSettings, open_server
+from oltplab.servers import MariaDBServer, ServerSettings
 from oltplab.servers.net import listening_addresses
-from oltplab.servers.process import pid_alive
-from tests.servers.clients import mariadb_cli, processes_under
+from tests.servers.clients import mariadb_cli
+from tests.servers.lifecycle import assert_start_fails, check_life
 
 SMALL = {"innodb_buffer_pool_size": "32M"}  # a test's own servers need little memory
 BAD = ServerSettings(variables={**SMALL, "no_such_variable": 1})
+BAD_MESSAGE = "unknown variable 'no_such_variable=1'"
 
 
 def test_url_reaches_the_benchmark_database_over_tcp(mariadb: MariaDBServer) -> None:
@@ -105,50 +106,18 @@ def test_life_of_a_second_server(mariadb: MariaDBServer, server_dir: Path) -> No
         assert server.port != mariadb.port
         assert mariadb_cli(server.url, "SELECT 1").stdout.split() == ["1"]
         assert server.query("SELECT @@max_connections") == [["12000"]]
-        url = server.url
-
-        server.stop()
-        assert not server.is_running()
-        assert processes_under(server_dir) == []
-
-        # Other settings for the same directory (a smaller server: quicker restarts below).
-        server = MariaDBServer(server_dir, ServerSettings(max_connections=50, variables=SMALL))
-        assert not server.socket_path.exists()
-        server.stop()  # stopping a stopped server is a no-op
-
-        server.start()  # a restart keeps the port and password: the URL stays valid
-        assert server.url == url
-        pid = server.pid()
-        assert pid is not None
-        server.kill()  # a crash
-        assert not pid_alive(pid)
-        assert not server.is_running()
-        server.start()  # recovers
-        assert mariadb_cli(url, "SELECT 1").returncode == 0
-
-        # Another process finds the server again from its directory alone.
-        found = open_server(server_dir)
-        assert (type(found), found.url) == (MariaDBServer, url)
-        found.stop()
-        assert not server.is_running()
-        assert processes_under(server_dir) == []
-
-        # A bad variable in an existing server's configuration: the start fails, saying why.
-        _assert_bad_variable_fails(MariaDBServer(server_dir, BAD))
+        check_life(
+            server,
+            lambda settings: MariaDBServer(server_dir, settings),
+            ServerSettings(max_connections=50, variables=SMALL),
+            lambda url: mariadb_cli(url, "SELECT 1").returncode == 0,
+            BAD,
+            BAD_MESSAGE,
+        )
     finally:
         server.stop()
     assert started_s < 30, f"MariaDB took {started_s:.1f} s to start"
 
 
 def test_a_bad_variable_fails_a_new_server_naming_the_log_file(server_dir: Path) -> None:
-    _assert_bad_variable_fails(MariaDBServer(server_dir, BAD))  # in mariadb-install-db
-
-
-def _assert_bad_variable_fails(server: MariaDBServer) -> None:
-    with pytest.raises(ServerError) as raised:
-        server.start()
-    message = str(raised.value)
-    assert str(server.log_file) in message
-    assert "unknown variable 'no_such_variable=1'" in message
-    assert not server.is_running()
-    assert processes_under(server.base_dir) == []
+    assert_start_fails(MariaDBServer(server_dir, BAD), BAD_MESSAGE)  # in mariadb-install-db

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from oltplab.exceptions import ServerError
-from oltplab.servers import PostgresServer, ServerSettings, open_server
+from oltplab.servers import PostgresServer, ServerSettings
 from oltplab.servers.net import listening_addresses
-from oltplab.servers.process import pid_alive
-from tests.servers.clients import processes_under, psql_cli
+from tests.servers.clients import psql_cli
+from tests.servers.lifecycle import check_life
 
 SMALL = {"shared_buffers": "16MB"}  # a test's own servers need little memory
 BAD = ServerSettings(variables={**SMALL, "no_such_setting": 1})
@@ -116,41 +116,14 @@ def test_life_of_a_second_server(postgres: PostgresServer, server_dir: Path) -> 
         assert server.port != postgres.port
         assert psql_cli(server.url, "SELECT 1").stdout.strip() == "1"
         assert server.query("SHOW max_connections") == [["12000"]]
-        url = server.url
-
-        server.stop()
-        assert not server.is_running()
-        assert processes_under(server_dir) == []
-
-        # Other settings for the same directory (a smaller server: quicker restarts below).
-        server = PostgresServer(server_dir, ServerSettings(max_connections=50, variables=SMALL))
-        server.stop()  # stopping a stopped server is a no-op
-
-        server.start()  # a restart keeps the port and password: the URL stays valid
-        assert server.url == url
-        pid = server.pid()
-        assert pid is not None
-        server.kill()  # a crash
-        assert not pid_alive(pid)
-        assert not server.is_running()
-        server.start()  # recovers
-        assert psql_cli(url, "SELECT 1").returncode == 0
-
-        # Another process finds the server again from its directory alone.
-        found = open_server(server_dir)
-        assert (type(found), found.url) == (PostgresServer, url)
-        found.stop()
-        assert not server.is_running()
-        assert processes_under(server_dir) == []
-
-        # A bad setting in an existing server's configuration: the start fails, saying why.
-        bad = PostgresServer(server_dir, BAD)
-        with pytest.raises(ServerError) as raised:
-            bad.start()
-        assert str(bad.log_file) in str(raised.value)
-        assert 'unrecognized configuration parameter "no_such_setting"' in str(raised.value)
-        assert not bad.is_running()
-        assert processes_under(server_dir) == []
+        check_life(
+            server,
+            lambda settings: PostgresServer(server_dir, settings),
+            ServerSettings(max_connections=50, variables=SMALL),
+            lambda url: psql_cli(url, "SELECT 1").returncode == 0,
+            BAD,
+            'unrecognized configuration parameter "no_such_setting"',
+        )
     finally:
         server.stop()
     assert started_s < 30, f"PostgreSQL took {started_s:.1f} s to start"
