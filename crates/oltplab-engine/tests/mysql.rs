@@ -174,13 +174,13 @@ async fn bulk_load_into_a_latin1_table_keeps_ascii_and_converts_the_rest() {
     conn.query("DROP TABLE oltplab_latin1", Fetch::Discard).await.unwrap();
 
     // In UTF-16 ASCII bytes are not ASCII text: such a table always gets its text converted.
-    conn.query("CREATE TABLE oltplab_latin1 (id INTEGER PRIMARY KEY, s CHAR(20) CHARACTER SET utf16)", Fetch::Discard)
+    conn.query("CREATE TABLE oltplab_utf16 (id INTEGER PRIMARY KEY, s CHAR(20) CHARACTER SET utf16)", Fetch::Discard)
         .await
         .unwrap();
     let rows = vec![vec![Value::Int(1), Value::Text("plain-123".into())]];
-    assert_eq!(conn.bulk_load("oltplab_latin1", &["id", "s"], &rows).await.unwrap(), 1);
-    assert_eq!(conn.query("SELECT id, s FROM oltplab_latin1", Fetch::Rows).await.unwrap().rows, rows);
-    conn.query("DROP TABLE oltplab_latin1", Fetch::Discard).await.unwrap();
+    assert_eq!(conn.bulk_load("oltplab_utf16", &["id", "s"], &rows).await.unwrap(), 1);
+    assert_eq!(conn.query("SELECT id, s FROM oltplab_utf16", Fetch::Rows).await.unwrap().rows, rows);
+    conn.query("DROP TABLE oltplab_utf16", Fetch::Discard).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,8 +22,13 @@ pub use sqlite::SqliteConn;
 pub use target::{MysqlTarget, PostgresTarget, PsMode, SqliteTarget, Target, TargetOptions};
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::error::Result;
+
+/// How long a connection's goodbye (`COM_QUIT`, `Terminate`) may take, at the end of a run or
+/// before a `--reconnect`: a server that does not answer holds nothing up for longer.
+const QUIT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A bound parameter or a fetched column value.
 #[derive(Debug, Clone, PartialEq, Eq)]

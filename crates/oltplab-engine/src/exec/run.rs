@@ -14,7 +14,7 @@ use super::reporter::Reporter;
 use super::schedule::Schedule;
 use super::segments::Latencies;
 use super::spec::{LoadShape, Resolved, Spec};
-use super::steps::Timeline;
+use super::steps::{Step, Timeline};
 use super::stop::Stop;
 use super::ticks::Ticks;
 use super::worker::{run_worker, Shared, WorkerTotals};
@@ -62,7 +62,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         recorders: Recorders::new(shard_count(load.threads), kinds.len(), warmup_end.is_none()),
         stmt_kinds: statements.iter().map(|(_, k)| *k).collect(),
         deadline,
-        schedule: open_loop.then(|| Mutex::new(arrivals(&load, timeline.as_ref(), start, deadline))),
+        schedule: open_loop.then(|| Mutex::new(arrivals(&load, steps, timeline.as_ref(), start, deadline))),
         timeline: timeline.clone(),
         max_events: load.events,
         events_started: AtomicU64::new(0),
@@ -138,8 +138,13 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
 
 /// An open loop's arrival schedule. A rate plan's later steps switch the rate at their
 /// starts; the warm-up runs at the first step's.
-fn arrivals(load: &LoadShape, timeline: Option<&Timeline>, start: Instant, deadline: Option<Instant>) -> Schedule {
-    let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
+fn arrivals(
+    load: &LoadShape,
+    steps: &[Step],
+    timeline: Option<&Timeline>,
+    start: Instant,
+    deadline: Option<Instant>,
+) -> Schedule {
     let rng = Rng::for_stream(load.rand_seed, 0);
     let first_rate = steps.first().map_or(load.rate_per_s, |s| s.rate_per_s);
     let changes: Vec<_> =

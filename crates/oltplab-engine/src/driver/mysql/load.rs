@@ -52,13 +52,9 @@ impl MysqlConn {
     /// re-created since), which costs little beside 512 KiB of rows.
     async fn describe(&mut self, table: &str, columns: &[&str]) -> DbResult<TableFacts> {
         let described = self.query(&format!("SHOW FULL COLUMNS FROM {table}"), Fetch::Rows).await?;
-        let text = |row: &Vec<Value>, i: usize| match row.get(i) {
-            Some(Value::Text(s)) => s.to_ascii_lowercase(),
-            _ => String::new(),
-        };
         // Field, Type, Collation, Null, Key, Default, Extra, Privileges, Comment.
         let server_numbered = described.rows.iter().any(|row| {
-            text(row, 6).contains("auto_increment") && !columns.iter().any(|c| c.eq_ignore_ascii_case(&text(row, 0)))
+            text(row, 6).contains("auto_increment") && !columns.iter().any(|c| c.eq_ignore_ascii_case(text(row, 0)))
         });
         let wide = ["ucs2", "utf16", "utf32"];
         let ascii_compatible = described.rows.iter().all(|row| !wide.iter().any(|w| text(row, 2).starts_with(w)));
@@ -95,6 +91,14 @@ impl MysqlConn {
         let (loaded, warnings) = (result.affected_rows(), result.warnings());
         result.drop_result().await?;
         Ok(if warnings == 0 { loaded } else { 0 })
+    }
+}
+
+/// Column `i` of a `SHOW FULL COLUMNS` row, as text.
+fn text(row: &[Value], i: usize) -> &str {
+    match row.get(i) {
+        Some(Value::Text(s)) => s.as_str(),
+        _ => "",
     }
 }
 

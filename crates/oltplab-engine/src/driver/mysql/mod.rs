@@ -9,7 +9,6 @@ mod result;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use mysql_async::Statement;
@@ -17,13 +16,13 @@ use mysql_async::Statement;
 use self::connect::{ConnectOpts, ReopenError};
 use self::errors::{db_error, reconnect_error, CR_CONN_HOST_ERROR};
 use super::target::{MysqlTarget, PsMode};
-use super::{DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
+use super::{
+    DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value, QUIT_TIMEOUT,
+};
 use crate::error::Result;
 
 /// `ER_MAX_PREPARED_STMT_COUNT_REACHED`: sysbench dies of it at 4096 threads on MariaDB's defaults.
 const ER_MAX_PREPARED_STMT_COUNT_REACHED: u16 = 1461;
-/// How long a `--reconnect` or the end of a run waits for a connection's polite `COM_QUIT`.
-const QUIT_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub struct MysqlConn {
     /// None only after a failed reconnect (the executor tries again).
@@ -119,6 +118,11 @@ impl MysqlConn {
 
     /// `COM_QUIT`, as `mysql_close()`.
     pub async fn close(mut self) {
+        self.quit().await;
+    }
+
+    /// Says goodbye on the current connection, if any, and lets it go. A dead one fails at once.
+    async fn quit(&mut self) {
         if let Some(conn) = self.conn.take() {
             let _ = tokio::time::timeout(QUIT_TIMEOUT, conn.disconnect()).await;
         }
@@ -127,11 +131,8 @@ impl MysqlConn {
     /// A new connection to the same target with the same statements prepared; an error while
     /// the server is still away (the executor tries again with backoff).
     pub async fn reconnect(&mut self) -> DbResult<()> {
-        if let Some(old) = self.conn.take() {
-            // `--reconnect` closes a live connection: say goodbye, as mysql_close() does.
-            // A dead one fails at once.
-            let _ = tokio::time::timeout(QUIT_TIMEOUT, old.disconnect()).await;
-        }
+        // `--reconnect` closes a live connection: say goodbye, as mysql_close() does.
+        self.quit().await;
         self.conn = Some(self.opts.reopen().await.map_err(|e| match e {
             ReopenError::Failed(e) => reconnect_error(&e),
             ReopenError::Timeout => DbError {

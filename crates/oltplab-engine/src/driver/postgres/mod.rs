@@ -14,7 +14,6 @@ mod values;
 
 use std::pin::pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::future::try_join_all;
 use futures_util::StreamExt;
@@ -25,11 +24,11 @@ use self::connect::{Connected, Settings};
 use self::errors::{connect_message, db_error, one_line, UNABLE_TO_CONNECT};
 use self::sql::Template;
 use super::target::{PostgresTarget, PsMode};
-use super::{DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
+use super::{
+    DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, ServerInfo, ServerLimits, StmtId, Value,
+    QUIT_TIMEOUT,
+};
 use crate::error::{EngineError, Result};
-
-/// How long the end of a run waits for a connection's `Terminate` to be sent.
-const QUIT_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub struct PostgresConn {
     settings: Arc<Settings>,
