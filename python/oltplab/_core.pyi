@@ -57,8 +57,10 @@ __all__ = [
     "OltpLabError",
     "__version__",
     "catalog",
+    "check_db_url",
     "cleanup",
     "prepare",
+    "redact_db_url",
     "run",
 ]
 __version__: str
@@ -79,6 +81,11 @@ def run(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
     """
 
 def cleanup(spec_json: str, on_event: Callable[[str], None] | None = None) -> str: ...
+def redact_db_url(url: str) -> str:
+    """The URL with its password masked, as the engine's parser reads it; never raises."""
+
+def check_db_url(url: str) -> None:
+    """Raises ConfigError when a server URL cannot be read one way only."""
 
 class OltpLabError(Exception): ...
 class ConfigError(OltpLabError): ...

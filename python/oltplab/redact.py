@@ -1,11 +1,26 @@
-"""Removes passwords from database URLs and command lines before they are stored."""
+"""Database URLs as the engine reads them, and passwords kept out of what is stored or printed.
+
+The engine's URL parser (crates/oltplab-engine/src/driver/url.rs) is the one authority on
+where a URL's password is: redaction asks it, so that it masks exactly what the engine will
+send. A server URL the parser refuses (an unencoded '#', '?', '/' or '@' in the password, a
+bad %-escape) is refused here too, before anything is written, and redacted to its scheme.
+"""
 
 import re
 from collections.abc import Sequence
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import quote
+
+from oltplab.exceptions import ConfigError
+
+try:
+    from oltplab._core import check_db_url as _engine_check
+    from oltplab._core import redact_db_url as _engine_redact
+except ImportError:  # a source tree whose engine is not built: mask everything after the scheme
+    _engine_check = None
+    _engine_redact = None
 
 MASK = "***"
-# Option and query-parameter names whose values are secrets (`--mysql-password`, `?password=`).
+# Option names whose values are secrets (`--mysql-password`, `--pgsql_password`).
 _SECRET_NAME = re.compile(r"(^|_)(pass|password|passwd|pwd|secret|token)$", re.IGNORECASE)
 
 
@@ -13,16 +28,23 @@ def redact_url(url: str) -> str:
     """`mysql://user:pass@host/db?password=x` -> `mysql://user:***@host/db?password=***`."""
     if "://" not in url:
         return url
-    parts = urlsplit(url)
-    out = url  # edited in place: urlunsplit would rewrite sqlite:///x as sqlite:/x
-    userinfo = parts.netloc.rpartition("@")[0]
-    if ":" in userinfo:
-        out = out.replace(f"{userinfo}@", f"{userinfo.split(':', 1)[0]}:{MASK}@", 1)
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if any(_SECRET_NAME.search(k) for k, _ in pairs):
-        masked = [(k, MASK if _SECRET_NAME.search(k) else v) for k, v in pairs]
-        out = out.replace(parts.query, urlencode(masked, safe="/*"), 1)
-    return out
+    if _engine_redact is None:
+        return url.split("://", 1)[0] + "://" + MASK
+    return _engine_redact(url)
+
+
+def check_db_url(url: str) -> None:
+    """Raises ConfigError (one line, no secret) for a server URL the engine cannot read one way."""
+    if _engine_check is not None:
+        _engine_check(url)
+    elif "://" in url and not url.startswith("sqlite:"):
+        raise ConfigError("the engine is not built: run `make build-dev` to check --db URLs")
+
+
+def userinfo(user: str, password: str | None) -> str:
+    """`user:password@` percent-encoded, so that any character reaches the server as written."""
+    secret = "" if password is None else ":" + quote(password, safe="")
+    return quote(user, safe="") + secret + "@"
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:

@@ -13,6 +13,7 @@ from oltplab import engine
 from oltplab._fsutil import remove_empty_dir
 from oltplab._types import EventHandler, Json
 from oltplab.catalog import load_catalog
+from oltplab.redact import check_db_url
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT, DefaultDb
 from oltplab.rundir import Run, RunWriter, create_default_run_dir, create_run_dir
 from oltplab.rundir.manifest import initial_manifest
@@ -111,6 +112,8 @@ def run(
     re-raised; if it raises before, the run directory is removed.
     """
     effective = load_catalog().resolve(workload, options)
+    if db is not None:
+        check_db_url(db)  # before anything holding the URL is written
     # The run directory first, so that a bad --out fails before any work.
     if out is None:
         run_dir, created = create_default_run_dir(results_root, workload, datetime.now()), True

@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod driver;
 pub mod error;
 pub mod exec;
+pub mod panics;
 pub mod rand;
 pub mod result;
 pub mod stats;

@@ -1,6 +1,7 @@
 //! The MySQL driver against a real server: runs only when `OLTPLAB_TEST_MYSQL_URL` names one
 //! (e.g. `mysql://sbtest:pw@127.0.0.1:3399/sbtest`, a user that may create tables and KILL its
-//! own connections); otherwise each test prints a note and passes. The statements are checked
+//! own connections); otherwise each test prints a note and passes,
+//! or fails when `CI` is set (tests/common/mod.rs). The statements are checked
 //! on the server side, through its `Com_*` counters, not only by the client's own counts.
 
 use std::collections::BTreeMap;
@@ -16,12 +17,10 @@ use tokio::sync::mpsc;
 /// The tests share the server's tables and its global counters: one at a time.
 static SERVER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+mod common;
+
 fn server_url() -> Option<String> {
-    let url = std::env::var("OLTPLAB_TEST_MYSQL_URL").ok().filter(|u| !u.is_empty());
-    if url.is_none() {
-        eprintln!("note: OLTPLAB_TEST_MYSQL_URL is not set; skipping the MySQL driver test");
-    }
-    url
+    common::server_url("OLTPLAB_TEST_MYSQL_URL")
 }
 
 fn spec(workload: &str, db: &str, options: &serde_json::Value, target: &serde_json::Value) -> Spec {

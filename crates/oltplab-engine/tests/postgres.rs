@@ -1,6 +1,6 @@
 //! The pgsql driver against a real PostgreSQL server named by `OLTPLAB_TEST_PG_URL`
 //! (e.g. `postgresql://sbtest:pw@127.0.0.1:5499/sbtest`, a database the user owns).
-//! Without it every test prints a note and passes. Counts are checked on the
+//! Without it every test prints a note and passes (fails when `CI` is set: tests/common/mod.rs). Counts are checked on the
 //! server's side, in its statistics views, not only by the client's counters.
 //! `OLTPLAB_TEST_PG_TLS_URL`, when set, names a server with ssl=on for the TLS test.
 
@@ -16,14 +16,12 @@ use tokio::sync::{mpsc, Mutex, MutexGuard};
 /// The tests share the sbtest tables and the database-wide statistics: one at a time.
 static SERIAL: Mutex<()> = Mutex::const_new(());
 
+mod common;
+
+/// The server's URL (see tests/common/mod.rs for a missing one) and the turn to use it.
 async fn server(var: &str) -> Option<(String, MutexGuard<'static, ()>)> {
-    match std::env::var(var) {
-        Ok(url) if !url.is_empty() => Some((url, SERIAL.lock().await)),
-        _ => {
-            eprintln!("note: {var} is not set; skipping this PostgreSQL test");
-            None
-        }
-    }
+    let url = common::server_url(var)?;
+    Some((url, SERIAL.lock().await))
 }
 
 fn spec(workload: &str, url: &str, options: &serde_json::Value) -> Spec {

@@ -35,7 +35,7 @@ where
             let mut callback_error: Option<PyErr> = None;
             let result = loop {
                 tokio::select! {
-                    r = &mut work => break r.unwrap_or_else(|e| Err(EngineError::Internal(format!("the engine task failed: {e}")))),
+                    r = &mut work => break r.unwrap_or_else(|e| Err(oltplab_engine::panics::joined("the engine", &e))),
                     Some(p) = rx.recv() => deliver(on_event.as_ref(), &p, &mut callback_error, &stop),
                     _ = tick.tick() => {
                         #[allow(clippy::redundant_closure_for_method_calls)] // the closure is needed for the lifetime

@@ -5,51 +5,88 @@
 mod drive;
 mod errors;
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use oltplab_engine::driver::url;
 use oltplab_engine::exec::{self, Sink, Spec, Stop};
+use oltplab_engine::panics;
 use pyo3::prelude::*;
 
 use crate::drive::drive;
 use crate::errors::to_py;
 
+/// Runs `f`; a panic becomes one `DriverError` line naming where, never its message (which may
+/// hold input), instead of PyO3's `PanicException` with the message and a traceback.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(to_py(panics::caught("the engine"))))
+}
+
+/// The `--db` URL with its password masked, as the engine's parser reads it; a server URL the
+/// parser refuses shows its scheme only. Never fails.
+#[pyfunction]
+fn redact_db_url(url: &str) -> String {
+    catch_unwind(|| url::redact(url)).unwrap_or_else(|_| url::MASK.to_string())
+}
+
+/// Checks a `mysql://` or `postgresql://` URL with the parser the engine connects with; raises
+/// ConfigError (one line, no secret) when it cannot be read one way only. Other URLs pass.
+#[pyfunction]
+fn check_db_url(url: &str) -> PyResult<()> {
+    let scheme = url.split_once(':').map_or("", |(s, _)| s);
+    if !matches!(scheme, "mysql" | "mariadb" | "postgresql" | "postgres" | "pgsql") {
+        return Ok(());
+    }
+    guarded(|| url::NetTarget::parse(url, 0).map(drop).map_err(to_py))
+}
+
 /// The workload and option catalogue as JSON.
 #[pyfunction]
 fn catalog() -> PyResult<String> {
-    oltplab_engine::catalog::catalog_json().map_err(to_py)
+    guarded(|| oltplab_engine::catalog::catalog_json().map_err(to_py))
 }
 
 /// Prepares the workload's tables; returns the prepare result as JSON.
 #[pyfunction]
 #[pyo3(signature = (spec_json, on_event=None))]
 fn prepare(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResult<String> {
-    let spec = Spec::from_json(spec_json).map_err(to_py)?;
-    let result = drive(py, on_event, |sink: Sink, stop: Stop| async move { exec::prepare(&spec, &sink, stop).await })?;
-    Ok(serde_json::to_string(&result).expect("results serialise"))
+    guarded(|| {
+        let spec = Spec::from_json(spec_json).map_err(to_py)?;
+        let result = drive(py, on_event, |sink: Sink, stop: Stop| async move { exec::prepare(&spec, &sink, stop).await })?;
+        Ok(serde_json::to_string(&result).expect("results serialise"))
+    })
 }
 
 /// Runs the load; returns the run result as JSON (partial when interrupted).
 #[pyfunction]
 #[pyo3(signature = (spec_json, on_event=None))]
 fn run(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResult<String> {
-    let spec = Spec::from_json(spec_json).map_err(to_py)?;
-    let result = drive(py, on_event, |sink: Sink, stop: Stop| async move { exec::run(&spec, &sink, stop).await })?;
-    Ok(serde_json::to_string(&result).expect("results serialise"))
+    guarded(|| {
+        let spec = Spec::from_json(spec_json).map_err(to_py)?;
+        let result = drive(py, on_event, |sink: Sink, stop: Stop| async move { exec::run(&spec, &sink, stop).await })?;
+        Ok(serde_json::to_string(&result).expect("results serialise"))
+    })
 }
 
 /// Drops the workload's tables; returns a summary as JSON.
 #[pyfunction]
 #[pyo3(signature = (spec_json, on_event=None))]
 fn cleanup(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResult<String> {
-    let spec = Spec::from_json(spec_json).map_err(to_py)?;
-    let result = drive(py, on_event, |sink: Sink, _stop: Stop| async move { exec::cleanup(&spec, &sink).await })?;
-    Ok(serde_json::to_string(&result).expect("results serialise"))
+    guarded(|| {
+        let spec = Spec::from_json(spec_json).map_err(to_py)?;
+        let result = drive(py, on_event, |sink: Sink, _stop: Stop| async move { exec::cleanup(&spec, &sink).await })?;
+        Ok(serde_json::to_string(&result).expect("results serialise"))
+    })
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    panics::install_quiet_hook();
     m.add("__version__", oltplab_engine::VERSION)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(prepare, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(redact_db_url, m)?)?;
+    m.add_function(wrap_pyfunction!(check_db_url, m)?)?;
     errors::register(m)
 }

@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import ClassVar, Self
 
 from oltplab.exceptions import ConfigError, ServerError
-from oltplab.redact import redact_url
+from oltplab.redact import redact_url, userinfo
 from oltplab.servers import process
 from oltplab.servers.net import LOOPBACK, free_loopback_port
 from oltplab.servers.osuser import check_reachable, give_to, server_account
@@ -118,7 +118,7 @@ class ManagedServer(ABC):
     @property
     def url(self) -> str:
         """The benchmark account's URL over TCP, password included (for `--db`)."""
-        return f"{self.url_scheme}://{self.user}:{self.password}@{self.host}:{self.port}/{self.database}"
+        return f"{self.url_scheme}://{userinfo(self.user, self.password)}{self.host}:{self.port}/{self.database}"
 
     @property
     def redacted_url(self) -> str:

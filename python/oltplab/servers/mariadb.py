@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from oltplab._fsutil import empty_dir
 from oltplab.exceptions import ServerError
+from oltplab.redact import userinfo
 from oltplab.servers import process
 from oltplab.servers.base import ManagedServer
 from oltplab.servers.binaries import find_program
@@ -73,7 +74,7 @@ class MariaDBServer(ManagedServer):
     def socket_url(self) -> str:
         s = self.settings
         socket = quote(str(self.socket_path), safe="/")
-        return f"mysql://{s.user}:{self.password}@localhost/{s.database}?socket={socket}"
+        return f"mysql://{userinfo(s.user, self.password)}localhost/{s.database}?socket={socket}"
 
     @cached_property
     def _programs(self) -> _Programs:

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from oltplab._fsutil import empty_dir
 from oltplab.exceptions import ServerError
+from oltplab.redact import userinfo
 from oltplab.servers import process
 from oltplab.servers.base import ManagedServer
 from oltplab.servers.binaries import find_program, postgres_bin_dir
@@ -65,7 +66,7 @@ class PostgresServer(ManagedServer):
         s = self.settings
         socket_dir = quote(str(self.run_dir), safe="/")
         return (
-            f"postgresql://{s.user}:{self.password}@localhost:{self.port}/{s.database}"
+            f"postgresql://{userinfo(s.user, self.password)}localhost:{self.port}/{s.database}"
             f"?socket={socket_dir}"
         )
 

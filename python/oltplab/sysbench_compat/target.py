@@ -21,6 +21,7 @@ from urllib.parse import quote
 from oltplab.catalog import OptionDef
 from oltplab.defaultdb import sqlite_url
 from oltplab.exceptions import ConfigError
+from oltplab.redact import userinfo
 
 DRIVERS = ("mysql", "pgsql", "sqlite")
 DEFAULT_MYSQL_SOCKET = "/run/mysqld/mysqld.sock"
@@ -60,10 +61,9 @@ def _flag(connection: Mapping[str, str], name: str) -> bool:
 
 
 def _authority(user: str, password: str, host: str, port: int) -> str:
-    userinfo = quote(user, safe="") + (":" + quote(password, safe="") if password else "")
     if ":" in host:  # an IPv6 literal
         host = f"[{host}]"
-    return f"{userinfo}@{host}:{port}"
+    return f"{userinfo(user, password or None)}{host}:{port}"
 
 
 def _mysql(connection: Mapping[str, str], env: Mapping[str, str]) -> str:

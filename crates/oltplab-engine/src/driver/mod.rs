@@ -3,6 +3,7 @@
 //! no async-trait) so the hot path stays monomorphic.
 
 mod fake;
+pub mod password;
 mod mysql;
 mod postgres;
 mod sqlite;

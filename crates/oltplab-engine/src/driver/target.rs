@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::fake::FakeTarget;
+use super::password::{self, Client, Sources};
 use super::url::NetTarget;
 use crate::error::{EngineError, Result};
 
@@ -64,6 +65,8 @@ pub struct TargetOptions {
     pub db_ps_mode: String,
     /// Comma-separated error numbers, or `all`.
     pub mysql_ignore_errors: String,
+    /// `--db-password-file`: the server's password, when the URL holds none (driver/password.rs).
+    pub password_file: Option<PathBuf>,
 }
 
 impl Default for TargetOptions {
@@ -74,6 +77,7 @@ impl Default for TargetOptions {
             sql_log: None,
             db_ps_mode: "auto".into(),
             mysql_ignore_errors: DEFAULT_MYSQL_IGNORE_ERRORS.into(),
+            password_file: None,
         }
     }
 }
@@ -112,6 +116,11 @@ impl Target {
                 if path.is_empty() {
                     return Err(bad_url(url));
                 }
+                if opts.password_file.is_some() {
+                    return Err(EngineError::config(
+                        "--db-password-file is for mysql:// and postgresql:// URLs; SQLite has no password",
+                    ));
+                }
                 Ok(Target::Sqlite(SqliteTarget {
                     path: PathBuf::from(path),
                     create: opts.create,
@@ -121,12 +130,12 @@ impl Target {
             }
             "fake" => Ok(Target::Fake(FakeTarget::parse(rest)?)),
             "mysql" | "mariadb" => Ok(Target::Mysql(MysqlTarget {
-                net: NetTarget::parse(url, rest, 3306)?,
+                net: net_target(url, 3306, Client::Mysql, opts)?,
                 ps_mode: ps_mode(opts)?,
                 ignore_errors: ignore_list(&opts.mysql_ignore_errors)?,
             })),
             "postgresql" | "postgres" | "pgsql" => Ok(Target::Postgres(PostgresTarget {
-                net: NetTarget::parse(url, rest, 5432)?,
+                net: net_target(url, 5432, Client::Postgres, opts)?,
                 ps_mode: ps_mode(opts)?,
             })),
             _ => Err(bad_url(url)),
@@ -150,6 +159,13 @@ impl Target {
             Target::Fake(_) => "fake",
         }
     }
+}
+
+/// The URL's parts, and the password from the file or the environment when the URL holds none.
+fn net_target(url: &str, default_port: u16, client: Client, opts: &TargetOptions) -> Result<NetTarget> {
+    let mut net = NetTarget::parse(url, default_port)?;
+    password::resolve(&mut net, url, client, &Sources::from_env(opts.password_file.as_deref()))?;
+    Ok(net)
 }
 
 fn bad_url(url: &str) -> EngineError {

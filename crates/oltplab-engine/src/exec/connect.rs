@@ -22,7 +22,7 @@ pub async fn open_all(target: &Target, n: usize, sqls: &[String]) -> Result<Vec<
             next += 1;
         }
         let joined = pending.join_next().await.expect("a task is pending");
-        let (id, conn) = joined.map_err(|e| EngineError::Internal(format!("connect task failed: {e}")))?;
+        let (id, conn) = joined.map_err(|e| crate::panics::joined("a connect task", &e))?;
         conns[id] = Some(conn?);
     }
     Ok(conns.into_iter().map(|c| c.expect("every connection was opened")).collect())

@@ -8,7 +8,14 @@ use crate::error::{EngineError, Result};
 /// File descriptors the process needs besides its connections.
 const SPARE_FDS: u64 = 64;
 
-pub fn check(target: &Target, limits: &ServerLimits, threads: u64, statements: u64) -> Result<()> {
+/// Returns what could not be checked (a limit the server or the system did not tell), for a
+/// warning: a check skipped in silence would pass for one that passed.
+pub fn check(target: &Target, limits: &ServerLimits, threads: u64, statements: u64) -> Result<Vec<&'static str>> {
+    let mut unchecked = Vec::new();
+    let server = matches!(target, Target::Mysql(_) | Target::Postgres(_));
+    if server && limits.max_connections.is_none() {
+        unchecked.push("the server's max_connections");
+    }
     if let Some(max) = limits.max_connections {
         // The pre-flight connection itself is counted in use and closes before the run.
         let others = limits.connections_in_use.unwrap_or(1).saturating_sub(1);
@@ -22,6 +29,9 @@ pub fn check(target: &Target, limits: &ServerLimits, threads: u64, statements: u
     }
     // --db-ps-mode=disable sends text: no server-side statement counts against the limit.
     let statements = if server_side_statements(target) { statements } else { 0 };
+    if matches!(target, Target::Mysql(_)) && statements > 0 && limits.max_prepared_stmts.is_none() {
+        unchecked.push("the server's max_prepared_stmt_count");
+    }
     if let (Some(max), true) = (limits.max_prepared_stmts, statements > 0) {
         let in_use = limits.prepared_stmts_in_use.unwrap_or(0);
         let needed = threads * statements;
@@ -39,7 +49,11 @@ pub fn check(target: &Target, limits: &ServerLimits, threads: u64, statements: u
         Target::Mysql(_) | Target::Postgres(_) => 1,
         Target::Fake(_) => 0,
     };
-    if let Some(limit) = open_files_limit() {
+    let limit = open_files_limit();
+    if limit.is_none() && per_connection > 0 {
+        unchecked.push("this process's open-files limit");
+    }
+    if let Some(limit) = limit {
         let needed = threads * per_connection + SPARE_FDS;
         if needed > limit {
             return Err(EngineError::Config(format!(
@@ -49,7 +63,19 @@ pub fn check(target: &Target, limits: &ServerLimits, threads: u64, statements: u
             )));
         }
     }
-    Ok(())
+    Ok(unchecked)
+}
+
+/// The warning for what [`check`] could not check; None when it checked everything.
+pub fn unchecked_warning(unchecked: &[&str], why: Option<&str>) -> Option<String> {
+    if unchecked.is_empty() {
+        return None;
+    }
+    let why = why.map_or(String::new(), |w| format!(" ({w})"));
+    Some(format!(
+        "WARNING: could not read {}{why}, so the run may fail mid-way on it instead of before it starts",
+        unchecked.join(", ")
+    ))
 }
 
 fn server_side_statements(target: &Target) -> bool {
@@ -98,6 +124,18 @@ mod tests {
         assert!(check(&mysql(), &limits, 1000, 13).is_ok());
         // The fix the message offers: without server-side statements there is no limit to hit.
         assert!(check(&mysql_text(), &limits, 4096, 13).is_ok());
+    }
+
+    #[test]
+    fn limits_that_could_not_be_read_are_named() {
+        let unchecked = check(&mysql(), &ServerLimits::default(), 8, 13).unwrap();
+        assert_eq!(unchecked, ["the server's max_connections", "the server's max_prepared_stmt_count"]);
+        let w = unchecked_warning(&unchecked, Some("access denied")).unwrap();
+        assert!(w.starts_with("WARNING: could not read the server's max_connections, ") && w.contains("(access denied)"));
+        // Text protocol: no statement limit to check, so none missing.
+        let unchecked = check(&mysql_text(), &ServerLimits { max_connections: Some(9), ..Default::default() }, 8, 13);
+        assert!(unchecked.unwrap().is_empty());
+        assert_eq!(unchecked_warning(&[], None), None);
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
                 None => break,
                 Some(Ok(Ok(()))) => {}
                 Some(Ok(Err(e))) => return Err(e),
-                Some(Err(e)) => return Err(EngineError::Internal(format!("prepare task failed: {e}"))),
+                Some(Err(e)) => return Err(crate::panics::joined("a prepare task", &e)),
             },
             () = user_stop.stopped() => {
                 tasks.abort_all();

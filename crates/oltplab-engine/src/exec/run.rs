@@ -41,7 +41,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let sqls: Vec<String> = statements.iter().map(|(sql, _)| sql.clone()).collect();
 
     let connect_start = Instant::now();
-    let server = check_target(&target, &workload, load.threads, sqls.len()).await?;
+    let server = check_target(sink, &target, &workload, load.threads, sqls.len()).await?;
     let mut user_stop = stop.clone();
     let conns = tokio::select! {
         conns = open_all(&target, load.threads, &sqls) => conns?,
@@ -99,7 +99,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
                     totals.push(t);
                     finished.push(conn);
                 }
-                Some(Err(e)) => super::worker::fail(&shared, format!("a worker panicked: {e}")),
+                Some(Err(e)) => super::worker::fail(&shared, crate::panics::joined("a worker", &e).to_string()),
                 None => break,
             },
             () = tokio::time::sleep_until(ticks.next().into()) => {
@@ -252,6 +252,7 @@ const CLIENT_BEHIND_LAG_NS: u64 = 10_000_000;
 
 /// One connection first: a missing table, a bad path or too low a limit fails here, before the others open.
 async fn check_target(
+    sink: &Sink,
     target: &crate::driver::Target,
     workload: &crate::workload::Workload,
     threads: usize,
@@ -259,8 +260,14 @@ async fn check_target(
 ) -> Result<ServerInfo> {
     let mut first = super::connect::open_one(target, &[]).await?;
     workload.check(&mut first).await?;
-    let limits = first.limits().await.unwrap_or_default();
-    super::preflight::check(target, &limits, threads as u64, statements as u64)?;
+    let (limits, why) = match first.limits().await {
+        Ok(limits) => (limits, None),
+        Err(e) => (crate::driver::ServerLimits::default(), Some(e.to_string())),
+    };
+    let unchecked = super::preflight::check(target, &limits, threads as u64, statements as u64)?;
+    if let Some(text) = super::preflight::unchecked_warning(&unchecked, why.as_deref()) {
+        sink.send(Progress::Message { text });
+    }
     let info = first.server_info().await;
     first.close().await;
     info.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))

@@ -124,6 +124,13 @@ impl LoadShape {
                 "debugging: append every statement the database executes, with its parameters, to this \
                  file (SQLite; slows the run)",
             ),
+            OptDef::choice(
+                "db_password_file",
+                "",
+                &[],
+                "read the server's password from this file (its first line) when --db holds none; else \
+                 OLTPLAB_DB_PASSWORD, MYSQL_PWD or PGPASSWORD, or ~/.pgpass are read (docs/security.md)",
+            ),
         ]
     }
 
@@ -203,6 +210,9 @@ impl Spec {
         let mut target_options = self.target.clone();
         if !options.str("sql_log").is_empty() {
             target_options.sql_log = Some(options.str("sql_log").into());
+        }
+        if !options.str("db_password_file").is_empty() {
+            target_options.password_file = Some(options.str("db_password_file").into());
         }
         target_options.db_ps_mode = options.str("db_ps_mode").to_string();
         target_options.mysql_ignore_errors = options.str("mysql_ignore_errors").to_string();

@@ -133,12 +133,12 @@ mod tests {
 
     #[test]
     fn unknown_parameters_are_refused() {
-        let net = NetTarget::parse("x", "//u:p@h/db?sslmodee=require", 5432).unwrap();
+        let net = NetTarget::parse("postgresql://u:p@h/db?sslmodee=require", 5432).unwrap();
         let e = Settings::new(&net).err().unwrap().to_string();
         assert!(e.contains("unknown parameter 'sslmodee'"), "{e}");
-        let net = NetTarget::parse("x", "//u:p@h/db?connect_timeout=x", 5432).unwrap();
+        let net = NetTarget::parse("postgresql://u:p@h/db?connect_timeout=x", 5432).unwrap();
         assert!(Settings::new(&net).is_err());
-        let net = NetTarget::parse("x", "//u:p@h/db?connect_timeout=3&options=-c%20search_path%3Ds1", 5432).unwrap();
+        let net = NetTarget::parse("postgresql://u:p@h/db?connect_timeout=3&options=-c%20search_path%3Ds1", 5432).unwrap();
         assert!(Settings::new(&net).is_ok());
     }
 }
