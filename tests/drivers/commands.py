@@ -50,17 +50,24 @@ def _oltplab_env() -> dict[str, str]:
     }
 
 
-def oltplab_cli(*args: str, cwd: Path) -> str:
-    """Runs `oltplab` (this checkout's package); fails the test when it fails."""
-    done = subprocess.run(
+def oltplab_done(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout_s: float = _TIMEOUT_S
+) -> "subprocess.CompletedProcess[str]":
+    """Runs `oltplab` (this checkout's package) to its end; `env` adds variables."""
+    return subprocess.run(
         [sys.executable, "-m", "oltplab", *args],
         cwd=cwd,
-        env=_oltplab_env(),
+        env=_oltplab_env() | (env or {}),
         capture_output=True,
         text=True,
-        timeout=_TIMEOUT_S,
+        timeout=timeout_s,
         check=False,
     )
+
+
+def oltplab_cli(*args: str, cwd: Path) -> str:
+    """Runs `oltplab`; fails the test when it fails."""
+    done = oltplab_done(*args, cwd=cwd)
     assert done.returncode == 0, f"oltplab {' '.join(args)}:\n{done.stdout}{done.stderr}"
     return done.stdout
 

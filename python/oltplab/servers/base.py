@@ -118,7 +118,8 @@ class ManagedServer(ABC):
     @property
     def url(self) -> str:
         """The benchmark account's URL over TCP, password included (for `--db`)."""
-        return f"{self.url_scheme}://{userinfo(self.user, self.password)}{self.host}:{self.port}/{self.database}"
+        account = userinfo(self.user, self.password)
+        return f"{self.url_scheme}://{account}{self.host}:{self.port}/{self.database}"
 
     @property
     def redacted_url(self) -> str:
