@@ -9,16 +9,21 @@ use super::connect::open_one;
 use super::progress::{Progress, Sink};
 use super::spec::{Resolved, Spec};
 use super::stop::Stop;
+use crate::driver::Conn;
 use crate::error::{EngineError, Result};
 use crate::rand::Rng;
 use crate::result::PrepareResult;
-use crate::workload::PrepareEvent;
+use crate::workload::options::Options;
+use crate::workload::{unfinished_prepare, PrepareEvent, Workload};
 
 pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResult> {
     let Resolved { workload, load, target, options } = spec.resolve()?;
     let started = Instant::now();
     let mut probe = open_one(&target, &[]).await?;
     let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
+    undo_unfinished_or_refuse_existing(&mut probe, &workload, sink).await?;
+    let options_json = serde_json::to_string(&options).map_err(|e| EngineError::Internal(e.to_string()))?;
+    unfinished_prepare::begin(&mut probe, workload.name(), &options_json).await?;
     probe.close().await;
     let tables = workload.prepare_units();
     let workers = load.threads.min(tables).max(1);
@@ -53,6 +58,9 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
             }
         }
     }
+    let mut last = open_one(&target, &[]).await?;
+    unfinished_prepare::end(&mut last).await?;
+    last.close().await;
     Ok(PrepareResult {
         workload: workload.name().to_string(),
         options,
@@ -63,6 +71,36 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     })
 }
 
+/// Before loading: an unfinished prepare's tables are dropped (it loaded an unknown share of
+/// them), so that prepare can always be run again; a finished one's are kept, and refused as
+/// sysbench's prepare refuses them.
+async fn undo_unfinished_or_refuse_existing(conn: &mut Conn, workload: &Workload, sink: &Sink) -> Result<()> {
+    let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
+    let Some((name, options_json)) = unfinished_prepare::find(conn).await? else {
+        if workload.check(conn).await.is_ok() {
+            return Err(EngineError::NotPrepared(format!(
+                "the tables of {} already exist; run `oltplab cleanup {}` with the same --db and options first",
+                workload.name(),
+                workload.name()
+            )));
+        }
+        return Ok(());
+    };
+    progress(PrepareEvent::Message(
+        "An earlier prepare did not finish: dropping its tables to load them again".to_string(),
+    ));
+    // The unfinished prepare's own workload and options say which tables it made.
+    let given: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&options_json).unwrap_or_default();
+    let mut defs = super::spec::LoadShape::defs();
+    defs.extend(Workload::defs(&name).unwrap_or_default());
+    let earlier = Options::parse(&defs, &given, &name).and_then(|o| Workload::new(&name, &o, 1));
+    match earlier {
+        Ok(earlier) => earlier.cleanup(conn, &mut progress).await?,
+        Err(_) => workload.cleanup(conn, &mut progress).await?,
+    }
+    unfinished_prepare::end(conn).await
+}
+
 pub async fn cleanup(spec: &Spec, sink: &Sink) -> Result<PrepareResult> {
     let Resolved { workload, target, options, .. } = spec.resolve()?;
     let started = Instant::now();
@@ -70,6 +108,7 @@ pub async fn cleanup(spec: &Spec, sink: &Sink) -> Result<PrepareResult> {
     let server_version = conn.server_info().await.map(|i| i.version).unwrap_or_default();
     let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
     workload.cleanup(&mut conn, &mut progress).await?;
+    unfinished_prepare::end(&mut conn).await?;
     conn.close().await;
     Ok(PrepareResult {
         workload: workload.name().to_string(),

@@ -7,6 +7,7 @@ mod ctx;
 pub mod oltp;
 pub mod options;
 mod tables;
+pub mod unfinished_prepare;
 
 pub use ctx::{EventCtx, Tally, WorkerInfo};
 

@@ -2,7 +2,7 @@
 //! INSERT buffer (`db_bulk_insert_*` in `db_driver.c`), the table check before a
 //! run, and the drop loop.
 
-use super::PrepareEvent;
+use super::{unfinished_prepare, PrepareEvent};
 use crate::driver::{Conn, DbError, Fetch, Value};
 use crate::error::{EngineError, Result};
 
@@ -118,13 +118,26 @@ fn ddl_error(e: &DbError, sql: &str, workload: &str) -> EngineError {
     EngineError::Driver(format!("'{first_line}' failed: {e}"))
 }
 
-/// Before a run: every table `sbtest1..=tables` answers a trivial SELECT.
+/// Before a run: every table `sbtest1..=tables` answers a trivial SELECT, and no prepare was
+/// left unfinished. The first table's SELECT asks for the marker too: one statement per table,
+/// as the server-side counts of a run expect (docs/mysql.md).
 pub async fn check_tables(conn: &mut Conn, tables: usize, prepare_cmd: &str) -> Result<()> {
     for t in 1..=tables {
-        if let Err(e) = conn.query(&format!("SELECT id FROM sbtest{t} LIMIT 1"), Fetch::Discard).await {
-            return Err(EngineError::NotPrepared(format!(
-                "table sbtest{t} is missing in the database ({e}); run `{prepare_cmd}` with the same --db first"
-            )));
+        let sql = if t == 1 {
+            format!("SELECT ({}), (SELECT id FROM sbtest1 LIMIT 1)", unfinished_prepare::exists_sql(conn.dialect()))
+        } else {
+            format!("SELECT id FROM sbtest{t} LIMIT 1")
+        };
+        match conn.query(&sql, Fetch::Rows).await {
+            Err(e) => {
+                return Err(EngineError::NotPrepared(format!(
+                    "table sbtest{t} is missing in the database ({e}); run `{prepare_cmd}` with the same --db first"
+                )))
+            }
+            Ok(r) if t == 1 && r.rows.first().and_then(|row| row.first()).is_some_and(unfinished_prepare::is_nonzero) => {
+                return Err(unfinished_prepare::refusal(prepare_cmd));
+            }
+            Ok(_) => {}
         }
     }
     Ok(())
