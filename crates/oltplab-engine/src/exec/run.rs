@@ -92,6 +92,8 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
     let mut finished = Vec::with_capacity(load.threads);
     let mut stop_seen = false;
+    // When workers still waiting for the server are abandoned (see END_GRACE).
+    let mut give_up_at = deadline.map(|d| d + END_GRACE);
     loop {
         tokio::select! {
             joined = workers.join_next() => match joined {
@@ -111,9 +113,16 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
             // Once: after a fatal error the stop stays set and would wake this loop again and again.
             () = user_stop.stopped(), if !stop_seen => {
                 stop_seen = true;
-                if shared.fatal.lock().expect("fatal lock").is_none() {
+                let fatal = shared.fatal.lock().expect("fatal lock").is_some();
+                if !fatal {
                     shared.interrupted.store(true, Ordering::Relaxed);
                 }
+                let by = Instant::now() + END_GRACE;
+                give_up_at = Some(give_up_at.map_or(by, |t| t.min(by)));
+            }
+            () = sleep_until_or_never(give_up_at) => {
+                abandon(&shared, &mut workers).await;
+                break;
             }
         }
     }
@@ -134,6 +143,38 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     close_all(finished).await;
     let ended = Ended { started_at, connect_s, duration_s, server, options, driver: target.driver_name() };
     Ok(assemble(&shared, &reporter, &load, totals, ended))
+}
+
+/// How long after the run's end (its time limit, Ctrl-C or a fatal error) workers still waiting
+/// for the server are given: a server that stopped answering (SIGSTOP, a hung disk, a network
+/// black hole) must not hang the run past its time limit. sysbench waits for ever.
+const END_GRACE: Duration = Duration::from_secs(10);
+
+async fn sleep_until_or_never(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Drops the workers that did not end within [`END_GRACE`]: their connections get no goodbye,
+/// and their transactions in flight (the slowest of the run) were never measured, so the run
+/// is marked failed, saying so, unless it was interrupted (then it stays interrupted).
+async fn abandon(shared: &Shared, workers: &mut JoinSet<(WorkerTotals, crate::driver::Conn)>) {
+    let waiting = workers.len();
+    workers.abort_all();
+    while workers.join_next().await.is_some() {}
+    if !shared.interrupted.load(Ordering::Relaxed) {
+        super::worker::fail(
+            shared,
+            format!(
+                "{waiting} connection(s) got no answer from the server for {} s after the run's end (the \
+                 server stalled, hung or was stopped); they were abandoned, and their transactions in flight \
+                 are not in the results, so the latencies miss the slowest ones",
+                END_GRACE.as_secs()
+            ),
+        );
+    }
 }
 
 /// An open loop's arrival schedule. A rate plan's later steps switch the rate at their
