@@ -3,7 +3,7 @@
 - prepare ends at once with one line saying what happened, exit 1 (a failed run);
 - `run` refuses the half-loaded database (exit 2) instead of measuring another data set than
   its options say: prepare marks itself unfinished until every table is loaded
-  (docs/reliability.md, "An unfinished prepare");
+  (docs/faults.md, "An unfinished prepare");
 - `prepare` again completes: it drops what the unfinished one made and loads everything;
   every table then holds --table-size rows, and `run` works.
 """
