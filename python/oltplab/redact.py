@@ -7,11 +7,13 @@ bad %-escape) is refused here too, before anything is written, and redacted to i
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
 from oltplab.exceptions import ConfigError
 
+_engine_check: Callable[[str], None] | None
+_engine_redact: Callable[[str], str] | None
 try:
     from oltplab._core import check_db_url as _engine_check
     from oltplab._core import redact_db_url as _engine_redact

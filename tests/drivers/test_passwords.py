@@ -60,7 +60,9 @@ def test_mysql_password_from_each_source(mysql: MariaDBServer, tmp_path: Path) -
 def test_postgres_password_from_each_source(pgsql: PostgresServer, tmp_path: Path) -> None:
     _run(pgsql, tmp_path / "client", {"PGPASSWORD": pgsql.password})
     pgpass = tmp_path / "pgpass"
-    pgpass.write_text(f"otherhost:*:*:*:wrong\n{pgsql.host}:{pgsql.port}:*:{pgsql.user}:{pgsql.password}\n")
+    pgpass.write_text(
+        f"otherhost:*:*:*:wrong\n{pgsql.host}:{pgsql.port}:*:{pgsql.user}:{pgsql.password}\n"
+    )
     pgpass.chmod(0o600)
     _run(pgsql, tmp_path / "pgpass-run", {"PGPASSFILE": str(pgpass)})
 
@@ -73,7 +75,8 @@ def test_no_password_anywhere_is_refused_by_the_server_in_one_line(
         "run", "oltp_point_select", "--db", _bare_url(mysql), *LOAD, cwd=tmp_path, env=NO_PASSWORDS
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr.count("\n") == 1 and "Access denied" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "Access denied" in done.stderr, done.stderr
 
 
 def test_the_sysbench_drop_in_writes_no_password(mysql: MariaDBServer, tmp_path: Path) -> None:

@@ -83,7 +83,11 @@ def test_a_server_stopped_past_the_end_of_the_run(engine: str, server_dir: Path)
     assert TIME_S - STOP_AT_S + END_GRACE_S - 1 < ended_s < TIME_S + END_GRACE_S + MARGIN_S
     assert run.returncode == 1, stdout + stderr
     assert "Traceback" not in stderr
-    assert stderr.rstrip().splitlines()[-1].startswith("oltplab: error: the run failed: 2 connection(s)")
+    assert (
+        stderr.rstrip()
+        .splitlines()[-1]
+        .startswith("oltplab: error: the run failed: 2 connection(s)")
+    )
     loaded = load_run(out)
     assert (loaded.complete, loaded["stop_reason"]) == (False, "error")
     assert "got no answer from the server for 10 s after the run's end" in loaded["error"]

@@ -29,7 +29,7 @@ fn redact_db_url(url: &str) -> String {
 }
 
 /// Checks a `mysql://` or `postgresql://` URL with the parser the engine connects with; raises
-/// ConfigError (one line, no secret) when it cannot be read one way only. Other URLs pass.
+/// `ConfigError` (one line, no secret) when it cannot be read one way only. Other URLs pass.
 #[pyfunction]
 fn check_db_url(url: &str) -> PyResult<()> {
     let scheme = url.split_once(':').map_or("", |(s, _)| s);
@@ -51,7 +51,8 @@ fn catalog() -> PyResult<String> {
 fn prepare(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResult<String> {
     guarded(|| {
         let spec = Spec::from_json(spec_json).map_err(to_py)?;
-        let result = drive(py, on_event, |sink: Sink, stop: Stop| async move { exec::prepare(&spec, &sink, stop).await })?;
+        let result =
+            drive(py, on_event, |sink: Sink, stop: Stop| async move { exec::prepare(&spec, &sink, stop).await })?;
         Ok(serde_json::to_string(&result).expect("results serialise"))
     })
 }

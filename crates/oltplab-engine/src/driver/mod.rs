@@ -3,8 +3,8 @@
 //! no async-trait) so the hot path stays monomorphic.
 
 mod fake;
-pub mod password;
 mod mysql;
+pub mod password;
 mod postgres;
 mod sqlite;
 mod sqlite_queue;

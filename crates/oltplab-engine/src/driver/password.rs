@@ -69,8 +69,9 @@ pub fn resolve(net: &mut NetTarget, url: &str, client: Client, sources: &Sources
 fn read_password_file(path: &Path) -> Result<String> {
     let text = std::fs::read(path)
         .map_err(|e| EngineError::config(format!("--db-password-file {}: cannot read it ({e})", path.display())))?;
-    let text = String::from_utf8(text)
-        .map_err(|_| EngineError::config(format!("--db-password-file {}: the file is not UTF-8 text", path.display())))?;
+    let text = String::from_utf8(text).map_err(|_| {
+        EngineError::config(format!("--db-password-file {}: the file is not UTF-8 text", path.display()))
+    })?;
     let line = text.split('\n').next().unwrap_or("");
     Ok(line.strip_suffix('\r').unwrap_or(line).to_string())
 }

@@ -184,12 +184,14 @@ fn host_port(scheme: &str, text: &str, default_port: u16) -> Result<(String, u16
     let port = match port {
         None | Some("") => default_port,
         // The text is not echoed: with the host left out, it may be a password.
-        Some(p) => p.parse::<u16>().ok().filter(|n| *n > 0 && p.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
-            EngineError::config(format!(
-                "--db {scheme}://…: the port is not a number from 1 to 65535 (an IPv6 host goes in brackets, \
+        Some(p) => {
+            p.parse::<u16>().ok().filter(|n| *n > 0 && p.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+                EngineError::config(format!(
+                    "--db {scheme}://…: the port is not a number from 1 to 65535 (an IPv6 host goes in brackets, \
                  [::1]:5432); {FORM}"
-            ))
-        })?,
+                ))
+            })?
+        }
     };
     Ok((decoded(host), port))
 }

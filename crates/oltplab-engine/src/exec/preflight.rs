@@ -131,7 +131,9 @@ mod tests {
         let unchecked = check(&mysql(), &ServerLimits::default(), 8, 13).unwrap();
         assert_eq!(unchecked, ["the server's max_connections", "the server's max_prepared_stmt_count"]);
         let w = unchecked_warning(&unchecked, Some("access denied")).unwrap();
-        assert!(w.starts_with("WARNING: could not read the server's max_connections, ") && w.contains("(access denied)"));
+        assert!(
+            w.starts_with("WARNING: could not read the server's max_connections, ") && w.contains("(access denied)")
+        );
         // Text protocol: no statement limit to check, so none missing.
         let unchecked = check(&mysql_text(), &ServerLimits { max_connections: Some(9), ..Default::default() }, 8, 13);
         assert!(unchecked.unwrap().is_empty());

@@ -134,7 +134,9 @@ pub async fn check_tables(conn: &mut Conn, tables: usize, prepare_cmd: &str) -> 
                     "table sbtest{t} is missing in the database ({e}); run `{prepare_cmd}` with the same --db first"
                 )))
             }
-            Ok(r) if t == 1 && r.rows.first().and_then(|row| row.first()).is_some_and(unfinished_prepare::is_nonzero) => {
+            Ok(r)
+                if t == 1 && r.rows.first().and_then(|row| row.first()).is_some_and(unfinished_prepare::is_nonzero) =>
+            {
                 return Err(unfinished_prepare::refusal(prepare_cmd));
             }
             Ok(_) => {}

@@ -138,7 +138,8 @@ mod tests {
         assert!(e.contains("unknown parameter 'sslmodee'"), "{e}");
         let net = NetTarget::parse("postgresql://u:p@h/db?connect_timeout=x", 5432).unwrap();
         assert!(Settings::new(&net).is_err());
-        let net = NetTarget::parse("postgresql://u:p@h/db?connect_timeout=3&options=-c%20search_path%3Ds1", 5432).unwrap();
+        let net =
+            NetTarget::parse("postgresql://u:p@h/db?connect_timeout=3&options=-c%20search_path%3Ds1", 5432).unwrap();
         assert!(Settings::new(&net).is_ok());
     }
 }
