@@ -102,7 +102,9 @@ impl FakeConn {
             QueryClass::Other
         };
         let row_count = u64::from(class != QueryClass::Other);
-        Ok(QueryResult { class, row_count, rows: vec![vec![Value::Int(1)]] })
+        // A prepared database: every table answers, and no prepare was left unfinished.
+        let unfinished = sql.contains(crate::workload::unfinished_prepare::TABLE);
+        Ok(QueryResult { class, row_count, rows: vec![vec![Value::Int(i64::from(!unfinished))]] })
     }
 
     pub fn reconnect(&mut self) -> DbResult<()> {
