@@ -33,7 +33,8 @@ EVENTS = 4
 # prepare's marker, docs/faults.md), and the version and settings queries.
 PREFLIGHT = re.compile(
     r"SELECT id FROM sbtest\d+ LIMIT 1|SELECT sqlite_version\(\)|PRAGMA \w+"
-    r"|SELECT \(SELECT COUNT\(\*\) FROM sqlite_master WHERE .*\), \(SELECT id FROM sbtest1 LIMIT 1\)"
+    r"|SELECT \(SELECT COUNT\(\*\) FROM sqlite_master WHERE .*\),"
+    r" \(SELECT id FROM sbtest1 LIMIT 1\)"
 )
 
 
