@@ -48,6 +48,17 @@ def _run(server: ManagedServer, out: Path, env: dict[str, str], *extra: str) -> 
     assert _holds(out, server.password) == []
 
 
+def test_a_wrong_password_names_where_it_came_from(pgsql: PostgresServer, tmp_path: Path) -> None:
+    done = oltplab_done(
+        "run", "oltp_point_select", "--db", _bare_url(pgsql), *LOAD, cwd=tmp_path,
+        env=NO_PASSWORDS | {"PGPASSWORD": "Wr0ngSecret"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "password authentication failed" in done.stderr, done.stderr
+    assert "the password came from PGPASSWORD" in done.stderr, done.stderr
+    assert "Wr0ngSecret" not in done.stdout + done.stderr
+
+
 def test_mysql_password_from_each_source(mysql: MariaDBServer, tmp_path: Path) -> None:
     _run(mysql, tmp_path / "ours", {"OLTPLAB_DB_PASSWORD": mysql.password})
     _run(mysql, tmp_path / "client", {"MYSQL_PWD": mysql.password})
@@ -77,6 +88,8 @@ def test_no_password_anywhere_is_refused_by_the_server_in_one_line(
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert "Access denied" in done.stderr, done.stderr
+    assert "no password was given" in done.stderr
+    assert "OLTPLAB_DB_PASSWORD" in done.stderr
 
 
 def test_the_sysbench_drop_in_writes_no_password(mysql: MariaDBServer, tmp_path: Path) -> None:

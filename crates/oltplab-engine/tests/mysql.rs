@@ -251,7 +251,7 @@ async fn connection_problems_are_one_line_with_the_fix() {
     let net = &good.net;
     let host = format!("{}:{}", net.host, net.port);
     let cases = [
-        (format!("mysql://{}:wrong-Pa55@{host}/{}", net.user, net.database), "check user/password in --db"),
+        (format!("mysql://{}:wrong-Pa55@{host}/{}", net.user, net.database), "the password came from --db"),
         // MariaDB says "unknown database" (1049) to a user with global rights, "access denied to
         // database" (1044) to one with rights on sbtest only: both messages say to fix the /db part.
         (format!("mysql://{}:{}@{host}/no_such_db_oltplab", net.user, net.password), "/db part"),

@@ -47,6 +47,7 @@ pub fn resolve(net: &mut NetTarget, url: &str, client: Client, sources: &Sources
     }
     if let Some(path) = sources.password_file {
         net.password = read_password_file(path)?;
+        net.password_source = "--db-password-file";
         return Ok(());
     }
     let env = |name: &str| (sources.env)(name).filter(|v| !v.is_empty());
@@ -54,12 +55,13 @@ pub fn resolve(net: &mut NetTarget, url: &str, client: Client, sources: &Sources
         Client::Mysql => "MYSQL_PWD",
         Client::Postgres => "PGPASSWORD",
     };
-    if let Some(p) = env(ENV_PASSWORD).or_else(|| env(own)) {
-        net.password = p;
+    let found = [ENV_PASSWORD, own].into_iter().find_map(|name| env(name).map(|p| (p, name)));
+    if let Some((password, name)) = found {
+        (net.password, net.password_source) = (password, name);
     } else if client == Client::Postgres {
         let file = env("PGPASSFILE").map(PathBuf::from).or_else(|| env("HOME").map(|h| Path::new(&h).join(".pgpass")));
         if let Some(p) = file.and_then(|f| pgpass_lookup(&f, net)) {
-            net.password = p;
+            (net.password, net.password_source) = (p, "the password file (PGPASSFILE or ~/.pgpass)");
         }
     }
     Ok(())
@@ -127,6 +129,9 @@ mod tests {
         let env = move |name: &str| vars.get(name).cloned();
         let mut t = net(url);
         resolve(&mut t, url, client, &Sources { password_file: file, env: &env })?;
+        if !url.contains(":@") {
+            assert_eq!(t.password.is_empty(), t.password_source.is_empty(), "{url}");
+        }
         Ok(t.password)
     }
 
@@ -156,6 +161,10 @@ mod tests {
         let all = [("OLTPLAB_DB_PASSWORD", "ours"), ("MYSQL_PWD", "mysql"), ("PGPASSWORD", "pg")];
         assert_eq!(resolved("mysql://u@h/db", Client::Mysql, None, &all).unwrap(), "ours");
         assert_eq!(resolved("mysql://u@h/db", Client::Mysql, None, &all[1..]).unwrap(), "mysql");
+        let mut t = net("mysql://u@h/db");
+        let env = |name: &str| (name == "MYSQL_PWD").then(|| "x".to_string());
+        resolve(&mut t, "mysql://u@h/db", Client::Mysql, &Sources { password_file: None, env: &env }).unwrap();
+        assert_eq!(t.password_hint(), "the password came from MYSQL_PWD");
         assert_eq!(resolved("postgresql://u@h/db", Client::Postgres, None, &all[1..]).unwrap(), "pg");
         // Each client reads its own variable only.
         assert_eq!(resolved("postgresql://u@h/db", Client::Postgres, None, &all[1..2]).unwrap(), "");

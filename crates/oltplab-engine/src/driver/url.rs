@@ -20,6 +20,9 @@ pub struct NetTarget {
     pub user: String,
     /// Empty: none (the server's trust or peer authentication).
     pub password: String,
+    /// Where the password came from, for messages: `--db`, `OLTPLAB_DB_PASSWORD`, ... (password.rs);
+    /// empty when there is none.
+    pub password_source: &'static str,
     pub database: String,
     /// TLS requested (`?ssl=on`, or `?sslmode=require` for PostgreSQL).
     pub tls: bool,
@@ -147,6 +150,7 @@ impl NetTarget {
             socket: socket.map(PathBuf::from),
             user: if user.is_empty() { "sbtest".into() } else { user },
             password: decoded(c.password.unwrap_or("")),
+            password_source: if c.password.is_some() { "--db" } else { "" },
             database: if database.is_empty() { "sbtest".into() } else { database },
             tls,
             params,
@@ -156,6 +160,17 @@ impl NetTarget {
     /// Whether `url` itself holds a password (`user:password@`, even an empty one).
     pub fn url_has_password(url: &str) -> bool {
         cut(url).is_ok_and(|c| c.password.is_some())
+    }
+
+    /// Where the password came from, or where it may be given, for an authentication error.
+    pub fn password_hint(&self) -> String {
+        if self.password_source.is_empty() {
+            "no password was given: leave it out of the URL and give it in OLTPLAB_DB_PASSWORD, \
+             --db-password-file or the client's variable (MYSQL_PWD, PGPASSWORD), or percent-encode it in --db"
+                .to_string()
+        } else {
+            format!("the password came from {}", self.password_source)
+        }
     }
 
     /// Where it connects, for messages (never the password).

@@ -88,7 +88,7 @@ pub fn connect_error(e: &Error, net: &NetTarget) -> EngineError {
     };
     let why = match e {
         Error::Server(s) => match s.code {
-            1045 => format!("{}; check user/password in --db", s.message),
+            1045 => format!("{}; check the user in --db and the password ({})", s.message, net.password_hint()),
             1044 => format!("{}; grant the user access to the database or fix the /db part of --db", s.message),
             1049 => format!(
                 "unknown database '{}'; create it (CREATE DATABASE {}) or fix the /db part of --db",
@@ -200,6 +200,7 @@ mod tests {
             socket: socket.map(Into::into),
             user: "sb".into(),
             password: "s3cret".into(),
+            password_source: "--db",
             database: "bench".into(),
             tls: false,
             params: std::collections::BTreeMap::new(),
@@ -209,7 +210,7 @@ mod tests {
     #[test]
     fn connect_errors_name_the_problem_and_the_fix_without_the_password() {
         let cases = [
-            (server(1045), "check user/password in --db"),
+            (server(1045), "check the user in --db and the password (the password came from --db)"),
             (server(1049), "unknown database 'bench'; create it (CREATE DATABASE bench)"),
             (server(1040), "raise max_connections"),
             (

@@ -76,8 +76,9 @@ pub fn connect_message(e: &tokio_postgres::Error, net: &NetTarget) -> String {
             // The server says the same for a role that does not exist, so as not to reveal which.
             "28P01" => format!(
                 "password authentication failed for user '{}' (a wrong password, or no such role); check \
-                 the user and password in --db (postgresql://user:PASSWORD@host:port/db)",
-                net.user
+                 the user in --db and the password ({})",
+                net.user,
+                net.password_hint()
             ),
             "28000" => format!(
                 "the server refused user '{}' ({}); create the role or allow it in pg_hba.conf",
@@ -129,7 +130,7 @@ pub fn connect_message(e: &tokio_postgres::Error, net: &NetTarget) -> String {
         return format!("cannot connect to PostgreSQL at {at}: {why}");
     }
     let why = if text.contains("password missing") {
-        "the server asks for a password; give it in --db (postgresql://user:PASSWORD@host:port/db)".to_string()
+        format!("the server asks for a password; {}", net.password_hint())
     } else {
         text
     };
