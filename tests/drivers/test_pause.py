@@ -56,8 +56,10 @@ class Pauser:
     from a thread of its own (the engine releases the GIL while it runs). SIGCONT is sent
     whatever happens, so the server is never left frozen."""
 
-    def __init__(self, pid: int, at_s: float, for_s: float) -> None:
+    def __init__(self, pid: int, at_s: float, for_s: float, *, group: bool = False) -> None:
         self.pid, self.at_s, self.for_s = pid, at_s, for_s
+        # group: the whole process group (PostgreSQL's backends are processes of their own).
+        self._kill = os.killpg if group else os.kill
         self.stop_s: float | None = None  # when the signals went, since the load started
         self.cont_s: float | None = None
         self._t0 = 0.0  # monotonic time of the load's start
@@ -80,7 +82,7 @@ class Pauser:
         self._cancel.set()
         self._thread.join(timeout=30)
         with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGCONT)  # harmless when it runs
+            self._kill(self.pid, signal.SIGCONT)  # harmless when it runs
 
     def _pause(self) -> None:
         while not self._started.wait(0.01):
@@ -89,7 +91,7 @@ class Pauser:
         t0 = self._t0
         if self._cancel.wait(max(0.0, self.at_s - (time.monotonic() - t0))):
             return
-        os.kill(self.pid, signal.SIGSTOP)
+        self._kill(self.pid, signal.SIGSTOP)
         stopped = time.monotonic()
         self.stop_s = stopped - t0
         try:
@@ -97,7 +99,7 @@ class Pauser:
                 if self._cancel.wait(left):
                     break  # the run ended (failed) within the pause
         finally:
-            os.kill(self.pid, signal.SIGCONT)
+            self._kill(self.pid, signal.SIGCONT)
             self.cont_s = time.monotonic() - t0
 
 

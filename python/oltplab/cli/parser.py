@@ -6,6 +6,7 @@ validates them and names the problem and the fix.
 """
 
 import argparse
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any, NoReturn
 from oltplab.catalog import DEFAULT_WORKLOAD, Catalog, OptionDef, flag_of
 from oltplab.cli import helptext
 from oltplab.cli.argv import find_workload, normalise_argv, wants_help
+from oltplab.driver_options import ignored_option_warnings
 from oltplab.exceptions import ConfigError
 
 BOOL_METAVAR = "on|off"
@@ -132,9 +134,12 @@ def parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
     namespace, extras = parser.parse_known_args(normalised)
     _reject_extras(verb, workload, extras, normalised)
     values = vars(namespace)
+    options = {k: v for k, v in values.items() if k not in (*_OWN, "help")}
+    for warning in ignored_option_warnings(values.get("db"), options):
+        print(f"oltplab: warning: {warning}", file=sys.stderr)
     return VerbArgs(
         workload=workload,
         db=values.get("db"),
         out=values.get("out"),
-        options={k: v for k, v in values.items() if k not in (*_OWN, "help")},
+        options=options,
     )
