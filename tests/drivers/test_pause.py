@@ -56,10 +56,11 @@ class Pauser:
     from a thread of its own (the engine releases the GIL while it runs). SIGCONT is sent
     whatever happens, so the server is never left frozen."""
 
-    def __init__(self, pid: int, at_s: float, for_s: float, *, group: bool = False) -> None:
+    def __init__(self, pid: int, at_s: float, for_s: float, *, children: bool = False) -> None:
         self.pid, self.at_s, self.for_s = pid, at_s, for_s
-        # group: the whole process group (PostgreSQL's backends are processes of their own).
-        self._kill = os.killpg if group else os.kill
+        # children: PostgreSQL's backends are processes of their own, each in its own session
+        # (they call setsid), so neither the postmaster's signal nor its group's reaches them.
+        self.children = children
         self.stop_s: float | None = None  # when the signals went, since the load started
         self.cont_s: float | None = None
         self._t0 = 0.0  # monotonic time of the load's start
@@ -77,6 +78,11 @@ class Pauser:
     def __enter__(self) -> "Pauser":
         self._thread.start()
         return self
+
+    def _kill(self, pid: int, signum: int) -> None:
+        for target in [*_children_of(pid), pid] if self.children else [pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(target, signum)
 
     def __exit__(self, *exc: object) -> None:
         self._cancel.set()
@@ -101,6 +107,19 @@ class Pauser:
         finally:
             self._kill(self.pid, signal.SIGCONT)
             self.cont_s = time.monotonic() - t0
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""Issue 11's stall length on real servers: MariaDB and PostgreSQL are paused (SIGSTOP to the
-server's whole process group, then SIGCONT) for 1.4 s from 2.3 s into a run, with 1-s and
-0.5-s intervals, in closed loop and open loop (--rate). `oltplab show`'s analysis must
+"""Issue 11's stall length on real servers: MariaDB and PostgreSQL are paused (SIGSTOP to
+the server and its child processes, PostgreSQL's backends, then SIGCONT) for 1.4 s from
+2.3 s into a run, with 1-s and 0.5-s intervals, in closed loop and open loop (--rate). `oltplab show`'s analysis must
 report one stall starting when the server stopped and lasting the pause, within 0.3 s.
 
 With 1-s intervals this pause leaves no interval below the threshold at all (0.3 and 0.7 of
@@ -50,7 +50,7 @@ def test_a_paused_server_is_reported_for_the_length_of_its_pause(
 ) -> None:
     pid = server.pid()
     assert pid is not None
-    with Pauser(pid, PAUSE_AT_S, PAUSE_S, group=True) as pauser:
+    with Pauser(pid, PAUSE_AT_S, PAUSE_S, children=True) as pauser:
         run = oltplab.run(
             "oltp_point_select",
             db=server.url,
@@ -69,7 +69,8 @@ def test_a_paused_server_is_reported_for_the_length_of_its_pause(
     analysis = analyse(run.path)
     assert analysis.whole is not None
     stalls = analysis.whole.steady.stalls
-    assert len(stalls) == 1, (stalls, run.intervals)
+    shown = run.intervals[["t_s", "interval_s", "transactions", "lat_max_ms"]].to_string()
+    assert len(stalls) == 1, (stalls, pauser.stop_s, pauser.cont_s, shown)
     stall = stalls[0]
     assert stall.duration_s == pytest.approx(paused_s, abs=TOLERANCE_S), (stall, paused_s)
     assert stall.start_s == pytest.approx(pauser.stop_s, abs=TOLERANCE_S), (stall, pauser.stop_s)

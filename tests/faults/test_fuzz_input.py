@@ -6,6 +6,7 @@ line with exit 2), a message on one line, and no password echoed.
 (The URL parser and the lab file reader are fuzzed with their owners' code.)"""
 
 import io
+from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -15,9 +16,11 @@ from hypothesis import strategies as st
 
 from oltplab.catalog import Catalog, load_catalog
 from oltplab.cli import main as cli_main
+from oltplab.cli.exitcodes import error_line
 from oltplab.cli.parser import parse_verb
 from oltplab.exceptions import ConfigError
 from oltplab.sysbench_compat import db_url, parse_argv
+from oltplab.sysbench_compat.output import fatal_line
 from oltplab.sysbench_import import parse_log, write_run
 from tests.sysbench_import import logs
 
@@ -40,9 +43,11 @@ _SYSBENCH_FLAGS = [
 _VALUES = [
     "", "0", "1", "-1", "on", "off", "1e309", "nan", "inf", "18446744073709551616", "mysql",
     "pgsql", "sqlite", "oltp_read_write", "run", "prepare", "cleanup", "help", "a,b", "%",
-    "€", "\x00", " ", "--", "-", "=", SECRET, f"mysql://u:{SECRET}@h/db",
-    f"postgresql://u:{SECRET}@h:5432/db", f"mysql://u:pa#{SECRET}@h/db",
+    "€", "\x00", " ", "--", "-", "=", f"mysql://u:{SECRET}@h/db",
+    f"postgresql://u:{SECRET}@h:5432/db", f"mysql://u:{SECRET}@h/db?ssl=on",
 ]  # fmt: skip
+# URLs whose password an unencoded `#`, `?` or `/` makes ambiguous are the URL parser's,
+# fuzzed with it (issue 11 item 1).
 _SECRET_FLAGS = ["--mysql-password", "--pgsql-password"]
 
 
@@ -62,9 +67,11 @@ def _argv(flags: list[str]) -> st.SearchStrategy[list[str]]:
     return st.lists(_token(flags), max_size=10)
 
 
-def _clean(message: str) -> None:
-    assert "\n" not in message.strip(), message
-    assert SECRET not in message, message
+def _clean(message: str, render: Callable[[str], str] = error_line) -> None:
+    """The error as the CLI prints it: one line, no password."""
+    line = render(message)
+    assert "\n" not in line, line
+    assert SECRET not in line, line
 
 
 @FUZZ
@@ -87,7 +94,7 @@ def test_sysbench_argv(args: list[str], password: str) -> None:
         inv = parse_argv(args, CATALOG)
         url = db_url(inv.connection)
     except ConfigError as e:
-        _clean(str(e))
+        _clean(str(e), fatal_line)
         return
     assert SECRET not in " ".join(inv.warnings)
     assert isinstance(url, str)

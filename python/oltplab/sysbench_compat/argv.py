@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from oltplab._messages import without_url_secrets
 from oltplab.catalog import Catalog, OptionDef, flag_of, normalise_name
 from oltplab.exceptions import ConfigError
 from oltplab.sysbench_compat.options import SYSBENCH_DEFAULTS, SYSBENCH_OPTIONS, Role
@@ -190,8 +191,16 @@ class _Collector:
 def parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
     """Reads `oltplab sysbench ARGS` (without `--help`/`--version`, handled before).
 
-    Raises ConfigError with sysbench's message where sysbench has one.
+    Raises ConfigError with sysbench's message where sysbench has one; a database URL that
+    message quotes (a misplaced one) is shown without its password.
     """
+    try:
+        return _parse_argv(args, catalog)
+    except ConfigError as e:
+        raise ConfigError(without_url_secrets(str(e))) from None
+
+
+def _parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
     every = catalog.all_options()
 
     def is_bool(name: str) -> bool:
