@@ -136,7 +136,7 @@ def _report(
     ends = iv["t_s"].to_numpy(float)
     lengths = iv["interval_s"].to_numpy(float)
     gaps = int(np.sum(np.abs(ends[1:] - lengths[1:] - ends[:-1]) > 0.5 * lengths[1:]))
-    expected = int(round(time_s / float(np.median(lengths))))
+    expected = round(time_s / float(np.median(lengths)))
     samples = sampler.samples
     t0 = samples[0].t
     t = np.array([s.t - t0 for s in samples])
@@ -175,7 +175,7 @@ def _report(
     }
     block = _block(args, facts)
     print(block)
-    if err.strip():
+    if code != 0:
         print(f"client stderr (last lines):\n{err.strip()[-2000:]}", file=sys.stderr)
     if args.write_docs:
         write_docs(block, SECTION, BEGIN, END, DOCS)
@@ -201,7 +201,8 @@ def _block(args: argparse.Namespace, f: dict[str, object]) -> str:
             f"| exit code of the run | {f['exit']} |",
             f"| intervals (1 s) written / expected | {f['intervals']} / {f['expected']} |",
             f"| gaps in the timeline | {f['gaps']} |",
-            f"| server restarts done / seen as reconnect episodes | {f['restarts']} / {f['seen']} |",
+            "| server restarts done / seen as reconnect episodes | "
+            f"{f['restarts']} / {f['seen']} |",
             f"| restart took (stop + start, s) | {down or '-'} |",
             f"| reconnects / errors counted | {f['reconnects']} / {f['errors']} |",
             f"| mean tps | {f['tps']:.0f} |" if f["tps"] is not None else "| mean tps | - |",

@@ -74,7 +74,9 @@ def interval_event(
     `values_ns`: the transactions' latencies (default: `transactions` spread-out ones)."""
     if values_ns is not None:
         transactions = len(values_ns)
-    values = list(values_ns) if values_ns is not None else latencies(transactions, round(t_s * 1000))
+    values = (
+        list(values_ns) if values_ns is not None else latencies(transactions, round(t_s * 1000))
+    )
     kind_values = [v // 20 for v in values]
     histograms: list[Json] = [
         {

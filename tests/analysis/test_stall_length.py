@@ -5,6 +5,7 @@ Issue 11's goal: L >= 1 s reported within +-0.3 s of L and at the right start, f
 tests/drivers/test_pause_length.py."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,10 +30,12 @@ PAUSES = [
 ]
 
 
-def _stalls(tmp_path: Path, load: Load, pauses: list[Pause], interval_s: float, seed: int) -> list:
+def _stalls(
+    tmp_path: Path, load: Load, pauses: list[Pause], interval_s: float, seed: int
+) -> list[dict[str, Any]]:
     simulate = open_loop if load.rate_per_s else closed_loop
     run = write_run(tmp_path / "run", simulate(load, pauses, seed), load, interval_s)
-    stalls: list = analyse(run).to_json()["stalls"]
+    stalls: list[dict[str, Any]] = analyse(run).to_json()["stalls"]
     return stalls
 
 
@@ -78,14 +81,14 @@ def test_no_pause_no_stall(tmp_path: Path, interval_s: float, load: Load) -> Non
 def test_one_slow_transaction_is_not_a_stall(tmp_path: Path) -> None:
     """One connection waiting 3 s for a lock while the others go on: the longest wait jumps,
     but the load did not stop, and the histogram shows a single waiter."""
-    done = closed_loop(CLOSED, [], seed=5) + [(15.3, 3.0)]
+    done = [*closed_loop(CLOSED, [], seed=5), (15.3, 3.0)]
     run = write_run(tmp_path / "run", done, CLOSED, 1.0)
     assert analyse(run).to_json()["stalls"] == []
 
 
 def test_an_open_loop_queue_draining_is_not_a_new_stall(tmp_path: Path) -> None:
-    """At 70% of capacity (350 of ~500 tps) the backlog of a 3-s pause takes seconds to drain, with long waits
-    in every interval of the catch-up: still one stall."""
+    """At 70% of capacity (350 of ~500 tps) the backlog of a 3-s pause takes seconds to drain,
+    with long waits in every interval of the catch-up: still one stall."""
     busy = Load(rate_per_s=350)
     stalls = _stalls(tmp_path, busy, [Pause(12.3, 3.0)], 0.5, seed=9)
     assert len(stalls) == 1, stalls

@@ -1,7 +1,8 @@
 """Issue 11's stall length on real servers: MariaDB and PostgreSQL are paused (SIGSTOP to
 the server and its child processes, PostgreSQL's backends, then SIGCONT) for 1.4 s from
-2.3 s into a run, with 1-s and 0.5-s intervals, in closed loop and open loop (--rate). `oltplab show`'s analysis must
-report one stall starting when the server stopped and lasting the pause, within 0.3 s.
+2.3 s into a run, with 1-s and 0.5-s intervals, in closed loop and open loop (--rate).
+`oltplab show`'s analysis must report one stall starting when the server stopped and lasting
+the pause, within 0.3 s.
 
 With 1-s intervals this pause leaves no interval below the threshold at all (0.3 and 0.7 of
 the rate on either side of a boundary): only the waits say it happened, and how long.
@@ -38,7 +39,9 @@ def _server(cls: type[ManagedServer], servers_root: Path) -> Iterator[ManagedSer
         yield server
 
 
-@pytest.fixture(scope="module", params=[MariaDBServer, PostgresServer], ids=["mariadb", "postgresql"])
+@pytest.fixture(
+    scope="module", params=[MariaDBServer, PostgresServer], ids=["mariadb", "postgresql"]
+)
 def server(request: pytest.FixtureRequest, servers_root: Path) -> Iterator[ManagedServer]:
     yield from _server(request.param, servers_root)
 
@@ -64,7 +67,8 @@ def test_a_paused_server_is_reported_for_the_length_of_its_pause(
             **DATA,
         )
     assert run.complete, run["error"]
-    assert pauser.stop_s is not None and pauser.cont_s is not None, "the server was not paused"
+    assert pauser.stop_s is not None, "the server was not paused"
+    assert pauser.cont_s is not None
     paused_s = pauser.cont_s - pauser.stop_s
     analysis = analyse(run.path)
     assert analysis.whole is not None

@@ -36,7 +36,7 @@ def test_data_fsynced_before_run_json_says_complete(
     real_fsync, real_replace = os.fsync, Path.replace
 
     def fsync(fd: int) -> None:
-        log.append("fsync " + Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+        log.append("fsync " + Path(f"/proc/self/fd/{fd}").readlink().name)
         real_fsync(fd)
 
     def replace(self: Path, target: Path) -> Path:
@@ -53,7 +53,9 @@ def test_data_fsynced_before_run_json_says_complete(
     assert "fsync r" in log[rename + 1 :], log  # the directory, after the rename
 
 
-def test_a_failed_write_leaves_no_torn_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_leaves_no_torn_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "f.csv"
     f = _fsutil.AppendFile(path)
     f.write("a,b\n1,2\n")
@@ -65,7 +67,7 @@ def test_a_failed_write_leaves_no_torn_line(tmp_path: Path, monkeypatch: pytest.
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     monkeypatch.setattr(os, "write", half_then_full)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="No space left on device"):
         f.write("3,4,5,6,7\n")
     monkeypatch.undo()
     f.close()
@@ -88,7 +90,8 @@ def test_a_full_disk_mid_run_is_one_storage_error(
         writer.on_event(events[1])
     message = str(e.value)
     assert "\n" not in message
-    assert "No space left on device" in message and "--out" in message
+    assert "No space left on device" in message
+    assert "--out" in message
     # The runner then marks the run aborted: best effort, never raising on a full disk.
     writer.abort(stop_reason="error", error=message)
     monkeypatch.undo()

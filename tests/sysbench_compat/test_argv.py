@@ -205,7 +205,14 @@ def test_messages_never_echo_values(catalog: Catalog) -> None:
 
 def test_verbosity_and_scripts_options(catalog: Catalog) -> None:
     inv = parse_argv(
-        ["oltp_read_write", "--verbosity=1", "--thread-init-timeout", "30", "--luajit-cmd=off", "run"],
+        [
+            "oltp_read_write",
+            "--verbosity=1",
+            "--thread-init-timeout",
+            "30",
+            "--luajit-cmd=off",
+            "run",
+        ],
         catalog,
     )
     assert (inv.verbosity, inv.warnings, inv.options) == (1, (), {"report_interval": "0"})

@@ -70,9 +70,7 @@ class Timeline:
     @property
     def tps(self) -> FloatArray:
         lengths = self.end_s - self.start_s
-        return np.divide(
-            self.transactions, lengths, out=np.zeros_like(lengths), where=lengths > 0
-        )
+        return np.divide(self.transactions, lengths, out=np.zeros_like(lengths), where=lengths > 0)
 
     def adjoins(self, i: int) -> bool:
         """Whether row i starts where row i-1 ended (no missing rows between them)."""
@@ -141,9 +139,7 @@ def _measured(stall: Stall, timeline: Timeline, load: Load, ordinary_s: float) -
         return stall
     before = first - 1 if timeline.adjoins(first) else first
     began = _began_s(before, first, timeline, load.rate_tps)
-    ended = float(
-        np.clip(began + wait_s - ordinary_s, timeline.start_s[after], timeline.end_s[after])
-    )
+    ended = _ended_s(began, after, timeline, ordinary_s)
     return Stall(
         start_s=began,
         duration_s=ended - began,
@@ -165,6 +161,14 @@ def _began_s(before: int, first: int, timeline: Timeline, rate_tps: float) -> fl
     latest = float(timeline.start_s[stop] if empty.size else timeline.end_s[first])
     completions = float(timeline.transactions[before:stop].sum())
     return float(np.clip(origin + completions / rate_tps, origin, max(origin, latest)))
+
+
+def _ended_s(began_s: float, after: int, timeline: Timeline, ordinary_s: float) -> float:
+    """When the pause ended: its start plus the longest wait that ended in row `after` (less
+    what an ordinary transaction had already waited), within that row."""
+    wait_s = float(timeline.lat_max_s[after])
+    ended = began_s + wait_s - ordinary_s
+    return float(np.clip(ended, timeline.start_s[after], timeline.end_s[after]))
 
 
 def _hinted_rows(timeline: Timeline, ordinary_s: float, taken: set[int]) -> list[int]:
@@ -231,8 +235,7 @@ def _from_wait(row: int, timeline: Timeline, load: Load, ordinary_s: float) -> S
     origin = float(timeline.start_s[before])
     completions = float(timeline.transactions[before:row].sum())
     began = float(np.clip(origin + completions / load.rate_tps, origin, timeline.start_s[row]))
-    wait_s = float(timeline.lat_max_s[row])
-    ended = float(np.clip(began + wait_s - ordinary_s, timeline.start_s[row], timeline.end_s[row]))
+    ended = _ended_s(began, row, timeline, ordinary_s)
     tps = timeline.tps[before : row + 1]
     lengths = (timeline.end_s - timeline.start_s)[before : row + 1]
     return Stall(

@@ -53,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with watch:
             code = _dispatch(args)
     except KeyboardInterrupt:
-        print("oltplab: terminated" if watch.terminated else "oltplab: interrupted", file=sys.stderr)
+        print(
+            "oltplab: terminated" if watch.terminated else "oltplab: interrupted", file=sys.stderr
+        )
         return _interrupted(watch)
     except OltpLabError as e:
         error_line = ERROR_LINES.get(args[0] if args else "", exitcodes.error_line)

@@ -74,7 +74,9 @@ def _run(inv: Invocation, db: str, options: dict[str, Any], args: list[str]) -> 
 
 def _prepare_or_cleanup(inv: Invocation, db: str, options: dict[str, Any]) -> int:
     out = _report_stream(inv)
-    print(command_header(inv.command, int(options.get("threads") or 1)), end="", file=out, flush=True)
+    print(
+        command_header(inv.command, int(options.get("threads") or 1)), end="", file=out, flush=True
+    )
     display = PrepareDisplay(out, None)  # sysbench's messages, no progress bar
     work = runner.prepare if inv.command == "prepare" else runner.cleanup
     work(inv.workload, db, inv.options, on_event=display.on_event)
