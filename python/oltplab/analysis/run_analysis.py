@@ -8,6 +8,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from oltplab.analysis._json import plain
@@ -267,26 +269,31 @@ def _analyse_part(
     settings: "_Settings",
 ) -> PartAnalysis:
     rows = full_intervals(rows)
-    steady = steady_state(
-        rows["t_s"].to_numpy(float),
-        rows["interval_s"].to_numpy(float),
-        rows["tps"].to_numpy(float),
-        level=settings.level,
-        stall_fraction=settings.stall_fraction,
-    )
-    ranks = settings.ranks
-    window = Window(steady.start_s, steady.end_s)
+
+    def summarise(stalled: npt.NDArray[np.bool_] | None = None) -> SteadyState:
+        return steady_state(
+            rows["t_s"].to_numpy(float),
+            rows["interval_s"].to_numpy(float),
+            rows["tps"].to_numpy(float),
+            level=settings.level,
+            stall_fraction=settings.stall_fraction,
+            stalled=stalled,
+        )
+
+    steady = summarise()
     transactions = [e for e in entries if e.tag is None]
     threads, rate = _load_of(run, rows, step)
-    steady = replace(
-        steady,
-        stalls=measure_stalls(
-            steady.stalls,
-            _timeline(rows),
-            Load(steady.median_tps, threads, open_loop=bool(rate)),
-            transactions,
-        ),
-    )
+    timeline = _timeline(rows)
+    load = Load(steady.median_tps, threads, open_loop=bool(rate))
+    stalls = measure_stalls(steady.stalls, timeline, load, transactions)
+    if stalls != steady.stalls:  # MSER reads the rows the measured stalls touched as stalled
+        stalled = np.zeros(len(rows), dtype=bool)
+        for stall in stalls:
+            stalled |= (timeline.end_s > stall.start_s) & (timeline.start_s < stall.end_s)
+        steady = summarise(stalled)
+    steady = replace(steady, stalls=stalls)
+    ranks = settings.ranks
+    window = Window(steady.start_s, steady.end_s)
     # No histograms at all (a sysbench log imported without --histogram): latency unknown,
     # which is not the same as a window without transactions (count 0).
     response = latency_ms(merged(transactions, window), ranks) if transactions else None
