@@ -36,6 +36,9 @@ LATENCY_JUMP = 10.0
 MIN_WAIT_SHARE = 0.5
 # The share of the waiters a pause predicts that the histogram must show.
 WAITERS_SHARE = 0.5
+# The steady rate before a stall is read from this many ordinary intervals before it: local,
+# so that a warm-up or a drift elsewhere in the run does not move the estimate.
+RATE_ROWS = 5
 # Entries of latency.hlog belong to an interval when they start within this (ms rounding).
 _EDGE_S = 0.002
 NS_PER_S = 1e9
@@ -97,25 +100,42 @@ def measure_stalls(
     before and the waits after, plus the stalls only the waits show; in time order."""
     if load.rate_tps <= 0 or timeline.start_s.size == 0:
         return tuple(stalls)
-    ordinary_s = _ordinary_wait_s(timeline, stalls)
-    measured = [_measured(stall, timeline, load, ordinary_s) for stall in stalls]
+    ordinary = _outside(timeline, stalls)
+    ordinary_s = _ordinary_wait_s(timeline, ordinary)
+    measured = [_measured(stall, timeline, load, ordinary, ordinary_s) for stall in stalls]
     taken = {row for stall in measured for row in _rows_of(stall, timeline)}
     for row in _hinted_rows(timeline, ordinary_s, taken):
         if _queue_goes_on(row, timeline, ordinary_s, measured):
             continue
         if _load_waited(row, timeline, load, histograms):
-            measured.append(_from_wait(row, timeline, load, ordinary_s))
+            measured.append(_from_wait(row, timeline, load, ordinary, ordinary_s))
     return tuple(sorted(measured, key=lambda s: s.start_s))
 
 
-def _ordinary_wait_s(timeline: Timeline, stalls: Sequence[Stall]) -> float:
-    """The median longest wait of the intervals outside the stalls."""
+def _outside(timeline: Timeline, stalls: Sequence[Stall]) -> npt.NDArray[np.bool_]:
+    """The ordinary intervals: those no stall (in whole intervals) touches."""
     inside = np.zeros(timeline.start_s.size, dtype=bool)
     for stall in stalls:
         inside |= (timeline.end_s > stall.start_s) & (timeline.start_s < stall.end_s + 1e-9)
-    waits = timeline.lat_max_s[~inside]
+    return ~inside
+
+
+def _ordinary_wait_s(timeline: Timeline, ordinary: npt.NDArray[np.bool_]) -> float:
+    """The median longest wait of the ordinary intervals."""
+    waits = timeline.lat_max_s[ordinary]
     waits = waits[np.isfinite(waits)]
     return float(np.median(waits)) if waits.size else 0.0
+
+
+def _rate_before(
+    row: int, timeline: Timeline, ordinary: npt.NDArray[np.bool_], load: Load
+) -> float:
+    """The completion rate of the ordinary intervals just before `row` (the interval in which
+    the pause began is not one of them); the run's steady rate when there are none."""
+    first = max(0, row - RATE_ROWS)
+    rates = timeline.tps[first:row][ordinary[first:row]]
+    rate = float(np.median(rates)) if rates.size else load.rate_tps
+    return rate if rate > 0 else load.rate_tps
 
 
 def _row_at(timeline: Timeline, start_s: float) -> int:
@@ -128,7 +148,13 @@ def _rows_of(stall: Stall, timeline: Timeline) -> range:
     return range(first, min(last, timeline.start_s.size - 1) + 1)
 
 
-def _measured(stall: Stall, timeline: Timeline, load: Load, ordinary_s: float) -> Stall:
+def _measured(
+    stall: Stall,
+    timeline: Timeline,
+    load: Load,
+    ordinary: npt.NDArray[np.bool_],
+    ordinary_s: float,
+) -> Stall:
     rows = _rows_of(stall, timeline)
     first, last = rows.start, rows.stop - 1
     after = last + 1
@@ -138,7 +164,7 @@ def _measured(stall: Stall, timeline: Timeline, load: Load, ordinary_s: float) -
     if not np.isfinite(wait_s):
         return stall
     before = first - 1 if timeline.adjoins(first) else first
-    began = _began_s(before, first, timeline, load.rate_tps)
+    began = _began_s(before, first, timeline, ordinary, load)
     ended = _ended_s(began, after, timeline, ordinary_s)
     return Stall(
         start_s=began,
@@ -151,16 +177,22 @@ def _measured(stall: Stall, timeline: Timeline, load: Load, ordinary_s: float) -
     )
 
 
-def _began_s(before: int, first: int, timeline: Timeline, rate_tps: float) -> float:
-    """When the pause began. Rows `before` .. `first`-1 are ordinary and rows `first` on the
-    stall's: everything completed from the start of row `before` up to the stall's first empty
-    row happened before the pause, at the steady rate. Never later than that empty row."""
-    origin = float(timeline.start_s[before])
-    empty = np.flatnonzero(timeline.transactions[first:] == 0)
-    stop = first + int(empty[0]) if empty.size else first + 1
-    latest = float(timeline.start_s[stop] if empty.size else timeline.end_s[first])
-    completions = float(timeline.transactions[before:stop].sum())
-    return float(np.clip(origin + completions / rate_tps, origin, max(origin, latest)))
+def _began_s(
+    before: int, first: int, timeline: Timeline, ordinary: npt.NDArray[np.bool_], load: Load
+) -> float:
+    """When the pause began: what completed in its interval before it, at the rate of the
+    intervals just before. Row `before` is the ordinary one before the stall's first row.
+    A trickle in the stall's first row means the pause began there, `before` being full (its
+    own rate is then the nearest); an empty first row means it began in `before`."""
+    if before < first and timeline.transactions[first] > 0:
+        rate = float(timeline.tps[before]) or _rate_before(before, timeline, ordinary, load)
+        origin, latest = float(timeline.start_s[first]), float(timeline.end_s[first])
+        completions = float(timeline.transactions[first])
+    else:
+        rate = _rate_before(before, timeline, ordinary, load)
+        origin, latest = float(timeline.start_s[before]), float(timeline.start_s[first])
+        completions = float(timeline.transactions[before]) if before < first else 0.0
+    return float(np.clip(origin + completions / rate, origin, max(origin, latest)))
 
 
 def _ended_s(began_s: float, after: int, timeline: Timeline, ordinary_s: float) -> float:
@@ -229,12 +261,19 @@ def _count_at_least(entry: HlogEntry, wait_s: float) -> int:
     )
 
 
-def _from_wait(row: int, timeline: Timeline, load: Load, ordinary_s: float) -> Stall:
+def _from_wait(
+    row: int,
+    timeline: Timeline,
+    load: Load,
+    ordinary: npt.NDArray[np.bool_],
+    ordinary_s: float,
+) -> Stall:
     """The stall that ended in `row`, where no interval fell below the threshold."""
     before = row - 1 if timeline.adjoins(row) else row
     origin = float(timeline.start_s[before])
     completions = float(timeline.transactions[before:row].sum())
-    began = float(np.clip(origin + completions / load.rate_tps, origin, timeline.start_s[row]))
+    rate_tps = _rate_before(before, timeline, ordinary, load)
+    began = float(np.clip(origin + completions / rate_tps, origin, timeline.start_s[row]))
     ended = _ended_s(began, row, timeline, ordinary_s)
     tps = timeline.tps[before : row + 1]
     lengths = (timeline.end_s - timeline.start_s)[before : row + 1]
