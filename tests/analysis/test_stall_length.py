@@ -93,4 +93,3 @@ def test_an_open_loop_queue_draining_is_not_a_new_stall(tmp_path: Path) -> None:
     stalls = _stalls(tmp_path, busy, [Pause(12.3, 3.0)], 0.5, seed=9)
     assert len(stalls) == 1, stalls
     assert stalls[0]["duration_s"] == pytest.approx(3.0, abs=LENGTH_TOLERANCE_S)
-
