@@ -5,9 +5,10 @@ Whole intervals below the threshold (stalls.find_stalls) measure a pause only to
 grid: a 3-s pause from 12.3 s to 15.3 s leaves two empty 1-s intervals, and the rows around
 it only half-full. Two more facts pin the pause down:
 
-- Before it, transactions complete at the steady rate R: the completions counted from the
-  start of the interval before the stall up to the first interval after it all happened
-  before the pause began, so it began `completions / R` seconds into that stretch.
+- Before it, transactions complete at the rate R of the intervals just before: the N that
+  completed in the interval where the pause began all did so before it, so it began N / R
+  seconds into that interval (the stall's first interval when it holds a trickle, else the
+  interval before it).
 - After it, the first interval with completions holds the transaction that waited longest:
   one that was in flight when the pause began (closed loop) or arrived just then (open
   loop). A transaction completing at t after waiting d was blocked since t - d, so the
