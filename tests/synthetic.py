@@ -68,9 +68,15 @@ def interval_event(
     errors: int = 0,
     reconnects: int = 0,
     percentile: float = 95.0,
+    values_ns: Sequence[int] | None = None,
 ) -> Json:
-    """One interval of oltp_read_write-like traffic: 14 reads, 4 writes, 2 others a transaction."""
-    values = latencies(transactions, seed=round(t_s * 1000))
+    """One interval of oltp_read_write-like traffic: 14 reads, 4 writes, 2 others a transaction.
+    `values_ns`: the transactions' latencies (default: `transactions` spread-out ones)."""
+    if values_ns is not None:
+        transactions = len(values_ns)
+    values = (
+        list(values_ns) if values_ns is not None else latencies(transactions, round(t_s * 1000))
+    )
     kind_values = [v // 20 for v in values]
     histograms: list[Json] = [
         {

@@ -48,6 +48,8 @@ def test_prepare_then_current_until_a_data_option_changes(
     assert _db(tmp_path, threads=16, time=5).is_current()  # run-only options do not matter
     assert not _db(tmp_path, table_size=500).is_current()
     assert not _db(tmp_path, "oltp_insert", auto_inc=False).is_current()
+    # Table options shape the tables too (e.g. SQLite's STRICT or WITHOUT ROWID).
+    assert not _db(tmp_path, create_table_options="STRICT").is_current()
     db.sidecar.write_text("{not json")
     assert not db.is_current()
 

@@ -92,6 +92,10 @@ class Catalog:
         for w in self.workloads:
             if w.name == name:
                 return w
+        if "://" in name:  # a database URL where the workload goes: never echo its password
+            raise ConfigError(
+                "a database URL was given where the workload goes; give it as --db URL"
+            )
         raise ConfigError(f"unknown workload '{name}'; choose one of: {', '.join(self.names)}")
 
     def options_for(self, workload: str) -> dict[str, OptionDef]:

@@ -24,7 +24,7 @@ DEFAULT_RESULTS_ROOT = Path("oltplab-runs")
 
 # Options that change what prepare writes (besides every --rand-* option, which shapes k).
 _OLTP_DATA_OPTIONS = frozenset(
-    {"tables", "table_size", "auto_inc", "create_secondary", "secondary"}
+    {"tables", "table_size", "auto_inc", "create_secondary", "secondary", "create_table_options"}
 )
 
 

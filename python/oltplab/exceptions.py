@@ -5,7 +5,8 @@
     ├── ConnectError      the database cannot be reached or opened (exit 2)
     ├── NotPreparedError  the database lacks the workload's tables: run `prepare` (exit 2)
     ├── DriverError       a database error stopped the work (exit 1)
-    └── ServerError       a managed server under test failed to start or stop (exit 1)
+    ├── ServerError       a managed server under test failed to start or stop (exit 1)
+    └── StorageError      a run directory could not be written: disk full, I/O error (exit 1)
 
 Python-side checks (an unusable --out directory, an unknown option name) raise the same
 classes, so callers and the CLI handle one hierarchy.
@@ -58,6 +59,11 @@ class ServerError(OltpLabError):
     message names the server's log file."""
 
 
+class StorageError(OltpLabError):
+    """A run directory could not be written (a full disk, an I/O error); the message says
+    what was kept of what was measured."""
+
+
 __all__ = [
     "ConfigError",
     "ConnectError",
@@ -66,4 +72,5 @@ __all__ = [
     "NotPreparedError",
     "OltpLabError",
     "ServerError",
+    "StorageError",
 ]

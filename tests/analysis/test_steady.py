@@ -76,7 +76,15 @@ def test_to_json_is_plain_json() -> None:
     doc = steady_state(t_end_s, 1.0, tps).to_json()
     assert json.loads(json.dumps(doc, allow_nan=False)) == doc
     assert doc["stalls"] == [
-        {"start_s": 120.0, "duration_s": 6.0, "min_tps": 100.0, "mean_tps": 100.0, "intervals": 6}
+        {
+            "start_s": 120.0,
+            "duration_s": 6.0,
+            "min_tps": 100.0,
+            "mean_tps": 100.0,
+            "intervals": 6,
+            "method": "intervals",
+            "low_intervals_s": None,
+        }
     ]
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from oltplab.catalog import Catalog, parse_catalog
+from oltplab.catalog import Catalog, load_catalog, parse_catalog
 from oltplab.cli.parser import parse_verb
 from oltplab.exceptions import ConfigError
 from tests.fakecore import catalog_doc
@@ -103,3 +103,19 @@ def test_help_of_prepare_has_no_out(catalog: Catalog, capsys: pytest.CaptureFixt
     text = capsys.readouterr().out
     assert "--out" not in text
     assert "oltp_read_write options:" in text
+
+
+def test_an_option_the_driver_ignores_is_said_once(capsys: pytest.CaptureFixture[str]) -> None:
+    real = load_catalog()  # the engine's: it has the drivers' options
+    parse_verb("run", ["--db", "sqlite:///x.db", "--db-ps-mode=disable"], real)
+    parse_verb("run", ["--db", "postgresql://u@h/db", "--db-ps-mode=disable"], real)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("oltplab: warning: --db-ps-mode has no effect with the sqlite driver")
+
+
+def test_a_misplaced_url_never_shows_its_password(catalog: Catalog) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_verb("run", ["mysql://u:hunter2@h/db"], catalog)
+    assert "hunter2" not in str(err.value)
+    assert "--db" in str(err.value)

@@ -183,6 +183,10 @@ def test_translation(catalog: Catalog, args: list[str], expected: dict[str, Any]
         (["oltp_read_write", "--skip-trx", "off", "run"], "as --skip-trx=off"),
         (["oltp_read_write", "run", "--threads"], "option --threads needs a value"),
         (["oltp_read_write", "--num-threads=many", "run"], "'num_threads' option: 'many'"),
+        (["oltp_read_write", "run", "--test"], "option --test needs a value"),
+        (["--test", "--threads=2", "run"], "option --test needs a value"),
+        (["oltp_read_write", "--verbosity=six", "run"], "'verbosity' option"),
+        (["oltp_read_write", "--verbosity=6", "run"], "'verbosity' option"),
     ],
 )
 def test_bad_input(catalog: Catalog, args: list[str], message: str) -> None:
@@ -197,3 +201,19 @@ def test_messages_never_echo_values(catalog: Catalog) -> None:
         parse_argv(["oltp_read_write", "--mysql-pasword=hunter2", "run"], catalog)
     assert "hunter2" not in str(err.value)
     assert "--mysql-pasword" in str(err.value)
+
+
+def test_verbosity_and_scripts_options(catalog: Catalog) -> None:
+    inv = parse_argv(
+        [
+            "oltp_read_write",
+            "--verbosity=1",
+            "--thread-init-timeout",
+            "30",
+            "--luajit-cmd=off",
+            "run",
+        ],
+        catalog,
+    )
+    assert (inv.verbosity, inv.warnings, inv.options) == (1, (), {"report_interval": "0"})
+    assert parse_argv(["oltp_read_write", "run"], catalog).verbosity == 3

@@ -178,3 +178,38 @@ def test_bad_input(tmp_path: Path, args: list[str], code: int, stderr: str) -> N
     assert done.stderr.startswith(stderr)
     assert len(done.stderr.splitlines()) == 1
     assert "Traceback" not in done.stderr
+
+
+def test_verbosity_below_3_prints_no_report(prepared: Path) -> None:
+    """As sysbench: the report is a notice (level 3); 2 keeps warnings, 0 and 1 drop them."""
+    base = ["oltp_point_select", *_db(), *SMALL, "--events=20", "--time=0", "--max-requests=5"]
+    quiet = sysbench_cmd(*base, "--verbosity=2", "run", cwd=prepared)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == ""
+    assert quiet.stderr == "WARNING: --max-requests is deprecated, use --events instead\n"
+    silent = sysbench_cmd(*base, "--verbosity=0", "run", cwd=prepared)
+    assert (silent.returncode, silent.stdout, silent.stderr) == (0, "", "")
+    loud = sysbench_cmd(*base, "--verbosity=5", "run", cwd=prepared)
+    assert "SQL statistics:" in loud.stdout
+    bad = sysbench_cmd(*base, "--verbosity=9", "run", cwd=prepared)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("FATAL: Invalid value for the 'verbosity' option")
+
+
+def test_sysbench_script_options_that_change_nothing_are_accepted(prepared: Path) -> None:
+    """Published scripts pass --thread-init-timeout and --luajit-cmd: accepted, silent (they
+    change nothing, docs/sysbench-compat.md); a driver's option given with another warns."""
+    done = sysbench_cmd(
+        "oltp_point_select", *_db(), *SMALL, "--events=10", "--time=0",
+        "--thread-init-timeout=60", "--luajit-cmd=off", "run", cwd=prepared,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    warned = sysbench_cmd(
+        "oltp_point_select", *_db(), *SMALL, "--events=10", "--time=0", "--db-ps-mode=disable",
+        "--mysql-ignore-errors=all", "run", cwd=prepared,
+    )  # fmt: skip
+    assert warned.returncode == 0, warned.stderr
+    lines = warned.stderr.splitlines()
+    assert len(lines) == 2, warned.stderr  # once each
+    assert lines[0].startswith("WARNING: --db-ps-mode has no effect with the sqlite driver")
+    assert lines[1].startswith("WARNING: --mysql-ignore-errors has no effect with the sqlite")

@@ -1,6 +1,7 @@
 """`oltplab import` in-process: the line it prints, stdin, and one-line errors (exit 2)."""
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,39 @@ def test_help(capsys: Capture) -> None:
     assert "usage: oltplab import SYSBENCH_LOG --out DIR" in capsys.readouterr().out
     assert main(["--help"]) == 0
     assert "oltplab import sysbench.log --out DIR" in capsys.readouterr().out
+
+
+class _BinaryStdin(io.TextIOWrapper):
+    """sys.stdin as a process has it: text over a byte buffer."""
+
+
+def test_import_from_stdin_that_is_not_utf8(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Latin-1 bytes in a log (a table comment, a host name) read as U+FFFD, as from a file;
+    not a traceback."""
+    raw = logs.RATE.replace("Threads started!", "Threads started! caf\xe9").encode("latin-1")
+    monkeypatch.setattr("sys.stdin", _BinaryStdin(io.BytesIO(raw), encoding="utf-8"))
+    assert main(["import", "-", "--out", str(tmp_path / "run")]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.endswith(": 2 intervals, complete\n")
+    # Binary garbage is not sysbench output: one line, exit 2.
+    monkeypatch.setattr("sys.stdin", _BinaryStdin(io.BytesIO(b"\xff\xfe\x00\x81" * 50)))
+    assert main(["import", "-", "--out", str(tmp_path / "run2")]) == 2
+    _one_line_error(capsys.readouterr().err, "is not sysbench output")
+
+
+def test_import_json(tmp_path: Path, capsys: Capture) -> None:
+    log = tmp_path / "h.log"
+    log.write_text(logs.golden("run-histogram"))
+    assert main(["import", str(log), "--out", str(tmp_path / "run"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == {
+        "run": str(tmp_path / "run"),
+        "source": "h.log",
+        "intervals": 0,
+        "latency_hlog": True,
+        "complete": True,
+        "state": "complete",
+    }

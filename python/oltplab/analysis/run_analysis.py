@@ -8,10 +8,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from oltplab.analysis._json import plain
 from oltplab.analysis.latency import DEFAULT_RANKS, Window, latency_ms, merged
+from oltplab.analysis.stall_length import Load, Timeline, measure_stalls
 from oltplab.analysis.stalls import coincident_metrics
 from oltplab.analysis.steady import STALL_FRACTION, SteadyState, steady_state
 from oltplab.analysis.usl import LittleCheck, littles_law
@@ -174,6 +177,10 @@ def _part_json(part: PartAnalysis, origin_s: float) -> dict[str, Any]:
                 "min_tps": stall.min_tps,
                 "mean_tps": stall.mean_tps,
                 "threshold_tps": s.stall_threshold_tps,
+                "estimated_from": stall.method,
+                "low_intervals_s": stall.duration_s
+                if stall.low_intervals_s is None
+                else stall.low_intervals_s,
                 "coincided": coincided,
             }
             for stall, coincided in zip(s.stalls, part.coincided, strict=True)
@@ -262,22 +269,36 @@ def _analyse_part(
     settings: "_Settings",
 ) -> PartAnalysis:
     rows = full_intervals(rows)
-    steady = steady_state(
-        rows["t_s"].to_numpy(float),
-        rows["interval_s"].to_numpy(float),
-        rows["tps"].to_numpy(float),
-        level=settings.level,
-        stall_fraction=settings.stall_fraction,
-    )
+
+    def summarise(stalled: npt.NDArray[np.bool_] | None = None) -> SteadyState:
+        return steady_state(
+            rows["t_s"].to_numpy(float),
+            rows["interval_s"].to_numpy(float),
+            rows["tps"].to_numpy(float),
+            level=settings.level,
+            stall_fraction=settings.stall_fraction,
+            stalled=stalled,
+        )
+
+    steady = summarise()
+    transactions = [e for e in entries if e.tag is None]
+    threads, rate = _load_of(run, rows, step)
+    timeline = _timeline(rows)
+    load = Load(steady.median_tps, threads, open_loop=bool(rate))
+    stalls = measure_stalls(steady.stalls, timeline, load, transactions)
+    if stalls != steady.stalls:  # MSER reads the rows the measured stalls touched as stalled
+        stalled = np.zeros(len(rows), dtype=bool)
+        for stall in stalls:
+            stalled |= (timeline.end_s > stall.start_s) & (timeline.start_s < stall.end_s)
+        steady = summarise(stalled)
+    steady = replace(steady, stalls=stalls)
     ranks = settings.ranks
     window = Window(steady.start_s, steady.end_s)
-    transactions = [e for e in entries if e.tag is None]
     # No histograms at all (a sysbench log imported without --histogram): latency unknown,
     # which is not the same as a window without transactions (count 0).
     response = latency_ms(merged(transactions, window), ranks) if transactions else None
     service_entries = [e for e in entries if e.tag == SERVICE_TAG]
     service = latency_ms(merged(service_entries, window), ranks) if service_entries else None
-    threads, rate = _load_of(run, rows, step)
     little = None
     mean_ms = response.get("mean") if response else None
     if not rate and mean_ms and threads:
@@ -287,6 +308,18 @@ def _analyse_part(
         for stall in steady.stalls
     )
     return PartAnalysis(threads, rate, steady, response, service, coincided, little, window, step)
+
+
+def _timeline(rows: pd.DataFrame) -> Timeline:
+    lat_max_ms = rows["lat_max_ms"] if "lat_max_ms" in rows.columns else float("nan")
+    return Timeline.of(
+        rows["t_s"].to_numpy(float),
+        rows["interval_s"].to_numpy(float),
+        rows["transactions"].to_numpy(float),
+        pd.to_numeric(lat_max_ms).to_numpy(float, na_value=float("nan"))
+        if isinstance(lat_max_ms, pd.Series)
+        else [lat_max_ms] * len(rows),
+    )
 
 
 def _load_of(run: Run, rows: pd.DataFrame, step: int | None) -> tuple[int, float]:

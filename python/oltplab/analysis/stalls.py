@@ -22,13 +22,19 @@ NOTABLE_FACTOR = 2.0
 
 @dataclass(frozen=True)
 class Stall(JsonDataclass):
-    """One episode: `start_s` is the start of its first interval (seconds since load start)."""
+    """One episode, in seconds since the load started. From whole intervals (`method`
+    "intervals"), `start_s` is the start of its first interval below the threshold; measured
+    by stall_length.py ("latency"), the start and length are estimated within an interval,
+    and `low_intervals_s` keeps the length of the intervals below the threshold (0 when the
+    pause left none)."""
 
     start_s: float
     duration_s: float
     min_tps: float
     mean_tps: float  # weighted by interval length
-    intervals: int
+    intervals: int  # the intervals it touched
+    method: str = "intervals"
+    low_intervals_s: float | None = None
 
     @property
     def end_s(self) -> float:

@@ -77,10 +77,14 @@ def steady_state(
     level: float = 0.95,
     stall_fraction: float = STALL_FRACTION,
     drift_limit_pct: float = DRIFT_LIMIT_PCT,
+    stalled: npt.ArrayLike | None = None,
 ) -> SteadyState:
     """Summarise one measured series (the caller has dropped phase == "warmup" rows).
 
     Zero-TPS intervals are kept: dropping them would hide exactly the stalls (§2 pitfalls).
+    `stalled`: rows a measured stall touched (stall_length.py), which MSER also reads as the
+    median, with the rows below the threshold: the part-filled intervals on either side of a
+    pause are the pause, not a transient.
     """
     t_end = np.asarray(t_end_s, dtype=np.float64)
     y = np.asarray(tps, dtype=np.float64)
@@ -88,7 +92,8 @@ def steady_state(
         raise ValueError(f"need matching non-empty series, got {t_end.size} times, {y.size} tps")
     lengths = interval_lengths(t_end, interval_s)
     warmup = detect_warmup(
-        _without_stalls(y, stall_fraction * float(np.median(y))), drift_limit_pct=drift_limit_pct
+        _without_stalls(y, stall_fraction * float(np.median(y)), stalled),
+        drift_limit_pct=drift_limit_pct,
     )
     cut = warmup.cut_intervals
     kept = y[cut:]
@@ -126,9 +131,13 @@ def steady_state(
     )
 
 
-def _without_stalls(tps: FloatArray, threshold_tps: float) -> FloatArray:
+def _without_stalls(
+    tps: FloatArray, threshold_tps: float, stalled: npt.ArrayLike | None = None
+) -> FloatArray:
     """`tps` with stall intervals after the first non-stalled one read as the median."""
     low = tps < threshold_tps
+    if stalled is not None:
+        low |= np.asarray(stalled, dtype=bool)
     if low.all() or not low.any():
         return tps
     low[: int(np.argmin(low))] = False  # a leading low stretch is start-up: MSER must see it

@@ -6,6 +6,7 @@ OK = 0
 FAILED = 1  # the run failed (a database error stopped it, or the engine is missing)
 BAD_INPUT = 2  # fix the command line, the path or the database state
 INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
+TERMINATED = 143  # SIGTERM (128 + 15): stopped as Ctrl-C stops, told apart by the caller
 
 # Errors the user fixes by changing the command line or preparing the database.
 _BAD_INPUT_ERRORS = (ConfigError, ConnectError, NotPreparedError)

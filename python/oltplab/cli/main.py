@@ -51,16 +51,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     watch = InterruptWatch()
     try:
         with watch:
-            return _dispatch(args)
+            code = _dispatch(args)
     except KeyboardInterrupt:
-        print("oltplab: interrupted", file=sys.stderr)
-        return exitcodes.INTERRUPTED
+        print(
+            "oltplab: terminated" if watch.terminated else "oltplab: interrupted", file=sys.stderr
+        )
+        return _interrupted(watch)
     except OltpLabError as e:
         error_line = ERROR_LINES.get(args[0] if args else "", exitcodes.error_line)
         print(error_line(str(e)), file=sys.stderr)
-        return exitcodes.INTERRUPTED if watch.interrupted else exitcodes.for_error(e)
+        return _interrupted(watch) if watch.interrupted else exitcodes.for_error(e)
     except BrokenPipeError:
         # stdout was closed early (`oltplab run | head`): point it at /dev/null so that
         # flushing it at exit does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exitcodes.FAILED
+    return _interrupted(watch) if code == exitcodes.INTERRUPTED else code
+
+
+def _interrupted(watch: InterruptWatch) -> int:
+    return exitcodes.TERMINATED if watch.terminated else exitcodes.INTERRUPTED

@@ -6,14 +6,17 @@ validates them and names the problem and the fix.
 """
 
 import argparse
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from oltplab._messages import without_url_secrets
 from oltplab.catalog import DEFAULT_WORKLOAD, Catalog, OptionDef, flag_of
 from oltplab.cli import helptext
 from oltplab.cli.argv import find_workload, normalise_argv, wants_help
+from oltplab.driver_options import ignored_option_warnings
 from oltplab.exceptions import ConfigError
 
 BOOL_METAVAR = "on|off"
@@ -31,7 +34,8 @@ class VerbArgs:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise ConfigError(message)
+        # argparse quotes the values it rejects: a misplaced URL must not show its password.
+        raise ConfigError(without_url_secrets(message))
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -118,7 +122,15 @@ def _reject_extras(verb: str, workload: str, extras: list[str], args: list[str])
 
 
 def parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
-    """Parses `oltplab VERB ...`; prints the help and returns None for -h/--help."""
+    """Parses `oltplab VERB ...`; prints the help and returns None for -h/--help. A database
+    URL its errors quote (a misplaced one) is shown without its password."""
+    try:
+        return _parse_verb(verb, args, catalog)
+    except ConfigError as e:
+        raise ConfigError(without_url_secrets(str(e))) from None
+
+
+def _parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
     every = catalog.all_options().values()
     normalised = normalise_argv(args, [flag_of(d.name)[2:] for d in every if d.type == "bool"])
     value_flags = [flag_of(d.name)[2:] for d in every if d.type != "bool"] + ["db", "out"]
@@ -132,9 +144,12 @@ def parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
     namespace, extras = parser.parse_known_args(normalised)
     _reject_extras(verb, workload, extras, normalised)
     values = vars(namespace)
+    options = {k: v for k, v in values.items() if k not in (*_OWN, "help")}
+    for warning in ignored_option_warnings(values.get("db"), options):
+        print(f"oltplab: warning: {warning}", file=sys.stderr)
     return VerbArgs(
         workload=workload,
         db=values.get("db"),
         out=values.get("out"),
-        options={k: v for k, v in values.items() if k not in (*_OWN, "help")},
+        options=options,
     )

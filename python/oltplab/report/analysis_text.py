@@ -76,9 +76,12 @@ def _part_lines(part: PartAnalysis, origin_s: float, indent: str) -> list[str]:
         lines.append(f"{indent}stalls (< {_num(s.stall_threshold_tps)} tps):")
         for stall, moved in zip(s.stalls, part.coincided, strict=True):
             also = f"; coincided: {', '.join(moved)}" if moved else ""
+            # Measured within the interval (docs/analysis.md): say what whole intervals showed.
+            grid = stall.low_intervals_s
+            shown = f" ({grid:.1f} s of whole intervals)" if stall.method == "latency" else ""
             lines.append(
-                f"{indent}  at {stall.start_s - origin_s:.1f} s for {stall.duration_s:.1f} s,"
-                f" min {_num(stall.min_tps)} tps{also}"
+                f"{indent}  at {stall.start_s - origin_s:.1f} s for {stall.duration_s:.1f} s"
+                f"{shown}, min {_num(stall.min_tps)} tps{also}"
             )
     if part.little is not None and not part.little.ok:
         lines.append(f"{indent}Little's law: {part.little.message}")

@@ -2,21 +2,26 @@
 
 run.json is written (atomically) when the directory is created, again when the load
 starts and once more at the end; it says complete=true only after every other file is
-closed. intervals.csv and latency.hlog are appended and flushed as each interval
-arrives, so a crash loses at most the interval in progress.
+fsynced and closed. intervals.csv and latency.hlog are appended line by line as each
+interval arrives, so a crash loses at most the interval in progress.
+
+A failed write (a full disk) raises StorageError, which stops the run; the files keep every
+complete line written before it, and run.json still says complete=false.
 """
 
+import contextlib
 import csv
+import io
 import os
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import IO
 
-from oltplab._fsutil import remove_empty_dir, write_json_atomic
+from oltplab._fsutil import AppendFile, remove_empty_dir, write_json_atomic
 from oltplab._types import Json
 from oltplab._version import __version__
-from oltplab.exceptions import ConfigError
+from oltplab.exceptions import ConfigError, StorageError
 from oltplab.rundir import hlog
 from oltplab.rundir.intervals import COLUMNS, IntervalRow, csv_cells
 from oltplab.rundir.manifest import (
@@ -69,26 +74,49 @@ def create_default_run_dir(results_root: Path, workload: str, now: datetime) -> 
     raise ConfigError(f"too many runs named {base}-*; give --out DIR")
 
 
+def storage_error(run_dir: Path, error: OSError) -> StorageError:
+    """A failed write as one line: what failed, how to fix it, what was kept."""
+    where = error.filename or run_dir
+    reason = error.strerror or str(error)
+    return StorageError(
+        f"cannot write {where}: {reason}; free space under {run_dir.parent} or give another "
+        f"--out. What was measured until then is kept in {run_dir} (marked incomplete)"
+    )
+
+
+@contextlib.contextmanager
+def _storage(run_dir: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as e:
+        raise storage_error(run_dir, e) from e
+
+
 class RunWriter:
     def __init__(self, run_dir: Path, manifest: Json, *, created_dir: bool) -> None:
         self.run_dir = run_dir
         self.manifest = manifest
         self._created_dir = created_dir
-        self._intervals: IO[str] | None = None
-        self._hlog: IO[str] | None = None
+        self._intervals: AppendFile | None = None
+        self._hlog: AppendFile | None = None
 
     @classmethod
     def create(cls, run_dir: Path, manifest: Json, *, created_dir: bool) -> "RunWriter":
         """Starts the run directory: run.json (complete=false) and the intervals.csv header."""
         writer = cls(run_dir, manifest, created_dir=created_dir)
-        writer._write_manifest()
-        writer._intervals = (run_dir / INTERVALS_FILE).open("w", newline="", encoding="utf-8")
-        writer._append_csv(list(COLUMNS))
+        with _storage(run_dir):
+            writer._write_manifest()
+            writer._intervals = AppendFile(run_dir / INTERVALS_FILE)
+            writer._append_csv(list(COLUMNS))
         return writer
 
     # -- while the engine runs ----------------------------------------------------------
 
     def on_event(self, event: Json) -> None:
+        with _storage(self.run_dir):
+            self._on_event(event)
+
+    def _on_event(self, event: Json) -> None:
         kind = event.get("event")
         if kind == "started":
             self.manifest = with_started(self.manifest, event)
@@ -99,26 +127,30 @@ class RunWriter:
             if self._hlog is None:  # no "started" event: date the log from this interval
                 self._open_hlog(time.time() - float(event["t_s"]))
             assert self._hlog is not None
-            for histogram in event.get("histograms", []):
-                self._hlog.write(hlog.interval_line(histogram) + "\n")
-            self._hlog.flush()
+            lines = (hlog.interval_line(h) + "\n" for h in event.get("histograms", []))
+            self._hlog.write("".join(lines))
 
     # -- at the end ---------------------------------------------------------------------
 
     def finish(self, result: Json) -> Json:
         """Writes the final run.json from the engine's result; returns it."""
-        if self._hlog is None:
-            self._open_hlog(float(result["started_at"]))
-        return self._close_with(final_manifest(self.manifest, result))
+        with _storage(self.run_dir):
+            if self._hlog is None:
+                self._open_hlog(float(result["started_at"]))
+            return self._close_with(final_manifest(self.manifest, result))
 
     def abort(self, *, stop_reason: str, error: str | None) -> Json:
-        """Marks the run incomplete when the engine raised instead of returning a result."""
-        if self._hlog is None:
-            self._open_hlog(time.time())
+        """Marks the run incomplete when the engine raised instead of returning a result.
+        Best effort: on a full disk the earlier run.json (complete=false) stays."""
         manifest = aborted_manifest(
             self.manifest, stop_reason=stop_reason, error=error, ended_at=time.time()
         )
-        return self._close_with(manifest)
+        with contextlib.suppress(OSError):
+            self._open_hlog(time.time())
+        with contextlib.suppress(OSError):
+            self._close_with(manifest)
+        self._close_files()
+        return manifest
 
     def discard(self) -> None:
         """Removes what this writer created: for runs that failed before the load started."""
@@ -131,7 +163,12 @@ class RunWriter:
     # -- helpers ------------------------------------------------------------------------
 
     def _close_with(self, manifest: Json) -> Json:
-        self._close_files()  # data on disk before run.json can say complete
+        # Data on disk (fsynced: a power loss must not leave a complete run.json over a
+        # truncated intervals.csv) before run.json can say complete.
+        for f in (self._intervals, self._hlog):
+            if f is not None:
+                f.sync()
+        self._close_files()
         self.manifest = manifest
         self._write_manifest()
         return manifest
@@ -141,16 +178,16 @@ class RunWriter:
 
     def _append_csv(self, cells: list[str]) -> None:
         assert self._intervals is not None
-        csv.writer(self._intervals, lineterminator="\n").writerow(cells)
-        self._intervals.flush()
+        line = io.StringIO()
+        csv.writer(line, lineterminator="\n").writerow(cells)
+        self._intervals.write(line.getvalue())
 
     def _open_hlog(self, start_epoch_s: float) -> None:
         if self._hlog is not None:
             return
-        self._hlog = (self.run_dir / HLOG_FILE).open("w", encoding="utf-8")
-        for line in hlog.header_lines(start_epoch_s, f"oltplab {__version__}"):
-            self._hlog.write(line + "\n")
-        self._hlog.flush()
+        self._hlog = AppendFile(self.run_dir / HLOG_FILE)
+        header = hlog.header_lines(start_epoch_s, f"oltplab {__version__}")
+        self._hlog.write("".join(line + "\n" for line in header))
 
     def _close_files(self) -> None:
         for f in (self._intervals, self._hlog):

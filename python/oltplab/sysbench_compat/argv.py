@@ -15,11 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from oltplab._messages import without_url_secrets
 from oltplab.catalog import Catalog, OptionDef, flag_of, normalise_name
 from oltplab.exceptions import ConfigError
 from oltplab.sysbench_compat.options import SYSBENCH_DEFAULTS, SYSBENCH_OPTIONS, Role
 
 COMMANDS = ("prepare", "run", "cleanup", "help")
+VERBOSITY_NOTICE, VERBOSITY_WARNING, VERBOSITY_MAX = 3, 2, 5  # sysbench's log levels
 NOT_YET_COMMANDS = ("prewarm", "warmup")
 _BOOL_WORDS = frozenset({"on", "off"})
 
@@ -33,6 +35,8 @@ class Invocation:
     connection: dict[str, str]  # --db-driver and --mysql-*/--pgsql-*/--sqlite-* (target.py)
     out: Path | None  # --out DIR: also write a run directory
     warnings: tuple[str, ...]  # sysbench-style warnings, without the "WARNING: " prefix
+    # sysbench's --verbosity: below 3 (notices) no report is printed, below 2 no warnings.
+    verbosity: int = 3
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,15 @@ def _number(given: _Given) -> float:
         raise ConfigError(f"Invalid value for the '{given.name}' option: '{given.value}'") from None
 
 
+def _verbosity(given: _Given) -> int:
+    value = given.value or ""
+    if not value.isdigit() or int(value) > VERBOSITY_MAX:
+        raise ConfigError(
+            f"Invalid value for the 'verbosity' option: give 0 to {VERBOSITY_MAX} ({given.flag}=3)"
+        )
+    return int(value)
+
+
 def _is_default(given: _Given, default: str, is_bool: bool) -> bool:
     value = "on" if given.value is None else given.value
     if is_bool:
@@ -130,6 +143,7 @@ class _Collector:
         self.connection: dict[str, str] = {}
         self.warnings: list[str] = []
         self.out: Path | None = None
+        self.verbosity = VERBOSITY_NOTICE
         self._aliases: list[tuple[_Given, str]] = []
 
     def value_of(self, given: _Given, is_bool: bool) -> str:
@@ -160,6 +174,8 @@ class _Collector:
                 raise ConfigError(f"{given.flag} is not supported by oltplab: {sb.note}")
         elif given.name == "out":
             self.out = Path(self.value_of(given, False))
+        elif given.name == "verbosity":
+            self.verbosity = _verbosity(given)
         # Role.IGNORED, and --test (read before): nothing to do
 
     def finish(self) -> None:
@@ -175,8 +191,16 @@ class _Collector:
 def parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
     """Reads `oltplab sysbench ARGS` (without `--help`/`--version`, handled before).
 
-    Raises ConfigError with sysbench's message where sysbench has one.
+    Raises ConfigError with sysbench's message where sysbench has one; a database URL that
+    message quotes (a misplaced one) is shown without its password.
     """
+    try:
+        return _parse_argv(args, catalog)
+    except ConfigError as e:
+        raise ConfigError(without_url_secrets(str(e))) from None
+
+
+def _parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
     every = catalog.all_options()
 
     def is_bool(name: str) -> bool:
@@ -190,6 +214,8 @@ def parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
 
     positionals, given = _split(args, is_bool, is_known)
     warnings: list[str] = []
+    if any(g.name == "test" and not g.value for g in given):
+        raise ConfigError("option --test needs a value: --test=TESTNAME, or give TESTNAME alone")
     tests = [g.value for g in given if g.name == "test" and g.value]
     if tests:
         warnings.append(
@@ -211,4 +237,5 @@ def parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
         connection=collector.connection,
         out=collector.out,
         warnings=(*warnings, *collector.warnings),
+        verbosity=collector.verbosity,
     )

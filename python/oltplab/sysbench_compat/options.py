@@ -67,7 +67,11 @@ SYSBENCH_OPTIONS: dict[str, SysbenchOption] = {
     "debug": SysbenchOption(Role.NOT_IMPLEMENTED, is_bool=True, default="off"),
     "validate": SysbenchOption(Role.NOT_IMPLEMENTED, is_bool=True, default="off"),
     "thread_stack_size": SysbenchOption(Role.IGNORED),
-    "verbosity": SysbenchOption(Role.IGNORED),
+    # Every connection is opened (each with its connect timeout) before the clock starts.
+    "thread_init_timeout": SysbenchOption(Role.IGNORED),
+    # No LuaJIT: the workloads are compiled in.
+    "luajit_cmd": SysbenchOption(Role.IGNORED),
+    "verbosity": SysbenchOption(Role.OWN),  # below 3: no report (argv.py, commands/sysbench.py)
     "num_threads": SysbenchOption(Role.ALIAS, default="1", target="threads"),
     "max_time": SysbenchOption(Role.ALIAS, default="0", target="time"),
     "max_requests": SysbenchOption(Role.ALIAS, default="0", target="events"),

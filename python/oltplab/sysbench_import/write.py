@@ -2,7 +2,9 @@
 --histogram) and run.json, written last and atomically, as the rundir writer does."""
 
 import csv
+import os
 from pathlib import Path
+from typing import IO
 
 from oltplab._fsutil import remove_empty_dir, write_json_atomic
 from oltplab._types import Json
@@ -19,6 +21,11 @@ def _hlog(log: SysbenchLog) -> list[str] | None:
     if log.histogram_ms is None or log.report is None:
         return None
     return hlog_lines(log.histogram_ms, log.report.total_time_s, f"oltplab {__version__}")
+
+
+def _sync(f: IO[str]) -> None:
+    f.flush()
+    os.fsync(f.fileno())
 
 
 def write_run(log: SysbenchLog, out: Path, *, source: str, workload: str | None) -> Json:
@@ -43,9 +50,12 @@ def write_run(log: SysbenchLog, out: Path, *, source: str, workload: str | None)
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(intervals.header(rank))
             writer.writerows(intervals.rows(log.intervals, rank))
+            _sync(f)
         if hlog is not None:
-            (out / HLOG_FILE).write_text("".join(line + "\n" for line in hlog), encoding="utf-8")
-        write_json_atomic(out / MANIFEST_FILE, manifest)
+            with (out / HLOG_FILE).open("w", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in hlog))
+                _sync(f)
+        write_json_atomic(out / MANIFEST_FILE, manifest)  # last: the data is on disk
     except BaseException:
         for name in (INTERVALS_FILE, HLOG_FILE, MANIFEST_FILE):
             (out / name).unlink(missing_ok=True)

@@ -2,13 +2,14 @@
 directory (docs/sysbench-compat.md, "Importing a sysbench log")."""
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from oltplab.cli import exitcodes
 from oltplab.cli.argv import wants_help
 from oltplab.cli.parser import _Parser
-from oltplab.exceptions import ConfigError
+from oltplab.exceptions import ConfigError, StorageError
 from oltplab.sysbench_import import parse_log, write_run
 
 DESCRIPTION = """\
@@ -22,7 +23,7 @@ A log cut short (no final report) is imported with "complete": false."""
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="oltplab import",
-        usage="oltplab import SYSBENCH_LOG --out DIR [--workload NAME]",
+        usage="oltplab import SYSBENCH_LOG --out DIR [--workload NAME] [--json]",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
@@ -42,13 +43,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the workload the log ran, e.g. oltp_read_write [unknown]",
     )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print what was imported as one JSON object instead of a sentence",
+    )
     return parser
 
 
 def _read(name: str) -> str:
-    if name == "-":
-        return sys.stdin.read()
+    """The log's text; bytes that are not UTF-8 (a log saved in another encoding) read as
+    U+FFFD, from a file and from stdin alike: sysbench's own lines are ASCII."""
     try:
+        if name == "-":
+            raw = getattr(sys.stdin, "buffer", None)  # None: a text stream put in its place
+            return sys.stdin.read() if raw is None else raw.read().decode("utf-8", "replace")
         return Path(name).read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         raise ConfigError(f"cannot read {name}: {e.strerror or e}") from e
@@ -62,10 +71,29 @@ def main(args: list[str]) -> int:
     parsed = parser.parse_args(args)
     source = "-" if parsed.log == "-" else Path(parsed.log).name
     log = parse_log(_read(parsed.log), parsed.log)
-    manifest = write_run(log, parsed.out, source=source, workload=parsed.workload)
+    try:
+        manifest = write_run(log, parsed.out, source=source, workload=parsed.workload)
+    except OSError as e:
+        where = e.filename or parsed.out
+        raise StorageError(
+            f"cannot write {where}: {e.strerror or e}; free space under {parsed.out.parent} "
+            f"or give another --out (nothing was kept; {parsed.log} is unchanged)"
+        ) from e
     state = "complete" if manifest["complete"] else "incomplete: no final report"
     if log.fatal is not None:
         state = "incomplete: sysbench stopped with FATAL"
-    hlog = ", latency.hlog" if (parsed.out / manifest["files"]["hlog"]).exists() else ""
+    has_hlog = (parsed.out / manifest["files"]["hlog"]).exists()
+    if parsed.json:
+        doc = {
+            "run": str(parsed.out),
+            "source": source,
+            "intervals": len(log.intervals),
+            "latency_hlog": has_hlog,
+            "complete": bool(manifest["complete"]),
+            "state": state,
+        }
+        print(json.dumps(doc))
+        return exitcodes.OK
+    hlog = ", latency.hlog" if has_hlog else ""
     print(f"Imported {parsed.log} into {parsed.out}: {len(log.intervals)} intervals{hlog}, {state}")
     return exitcodes.OK

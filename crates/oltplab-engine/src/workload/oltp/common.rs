@@ -265,9 +265,8 @@ pub fn defs(script: Script) -> Vec<OptDef> {
             "pgsql_variant",
             "",
             &[],
-            "Use this PostgreSQL variant when running with the PostgreSQL driver. The only currently supported \
-             variant is 'redshift'. When enabled, create_secondary is automatically disabled, and delete_inserts is \
-             set to 0",
+            "accepted for sysbench command lines and ignored: it changes nothing (in sysbench 1.0.20 \
+             neither, although its help says it disables create_secondary and delete_inserts)",
         ),
     ];
     match script {

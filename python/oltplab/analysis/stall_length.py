@@ -1,0 +1,289 @@
+"""A stall's true start and length from all the evidence a run directory holds
+(docs/analysis.md, "How long a stall lasted").
+
+Whole intervals below the threshold (stalls.find_stalls) measure a pause only to the interval
+grid: a 3-s pause from 12.3 s to 15.3 s leaves two empty 1-s intervals, and the rows around
+it only half-full. Two more facts pin the pause down:
+
+- Before it, transactions complete at the rate R of the intervals just before: the N that
+  completed in the interval where the pause began all did so before it, so it began N / R
+  seconds into that interval (the stall's first interval when it holds a trickle, else the
+  interval before it).
+- After it, the first interval with completions holds the transaction that waited longest:
+  one that was in flight when the pause began (closed loop) or arrived just then (open
+  loop). A transaction completing at t after waiting d was blocked since t - d, so the
+  pause lasted about d (less the longest wait of an ordinary interval, which any in-flight
+  transaction had already spent).
+
+A pause shorter than two intervals may leave no interval below the threshold at all (1.4 s
+across a 1-s boundary leaves 0.3 and 0.7 of the rate). Its trace is an interval whose longest
+wait is far beyond the ordinary one, and in whose histogram not one transaction but the load
+itself waited: every connection (closed loop), or the arrivals of the pause's first half
+(open loop).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from oltplab.analysis.stalls import FloatArray, Stall
+from oltplab.rundir.hlog import HlogEntry
+
+# An interval's longest wait hints at a stall when it is this many times the ordinary one ...
+LATENCY_JUMP = 10.0
+# ... and at least this share of an interval: shorter waits leave no mark on throughput.
+MIN_WAIT_SHARE = 0.5
+# The share of the waiters a pause predicts that the histogram must show.
+WAITERS_SHARE = 0.5
+# The steady rate before a stall is read from this many ordinary intervals before it: local,
+# so that a warm-up or a drift elsewhere in the run does not move the estimate.
+RATE_ROWS = 5
+# Entries of latency.hlog belong to an interval when they start within this (ms rounding).
+_EDGE_S = 0.002
+NS_PER_S = 1e9
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The measured intervals, in time order; `lat_max_s` is NaN where nothing completed."""
+
+    start_s: FloatArray
+    end_s: FloatArray
+    transactions: FloatArray
+    lat_max_s: FloatArray
+
+    @classmethod
+    def of(
+        cls,
+        t_end_s: npt.ArrayLike,
+        interval_s: npt.ArrayLike,
+        transactions: npt.ArrayLike,
+        lat_max_ms: npt.ArrayLike,
+    ) -> "Timeline":
+        end = np.asarray(t_end_s, dtype=np.float64)
+        length = np.broadcast_to(np.asarray(interval_s, dtype=np.float64), end.shape)
+        return cls(
+            end - length,
+            end,
+            np.asarray(transactions, dtype=np.float64),
+            np.asarray(lat_max_ms, dtype=np.float64) / 1e3,
+        )
+
+    @property
+    def tps(self) -> FloatArray:
+        lengths = self.end_s - self.start_s
+        return np.divide(self.transactions, lengths, out=np.zeros_like(lengths), where=lengths > 0)
+
+    def adjoins(self, i: int) -> bool:
+        """Whether row i starts where row i-1 ended (no missing rows between them)."""
+        length = self.end_s[i] - self.start_s[i]
+        return i > 0 and abs(self.start_s[i] - self.end_s[i - 1]) <= 0.5 * length
+
+
+@dataclass(frozen=True)
+class Load:
+    """What the run offered: the steady completion rate, its connections, open or closed loop."""
+
+    rate_tps: float
+    threads: int
+    open_loop: bool
+
+
+def measure_stalls(
+    stalls: Sequence[Stall],
+    timeline: Timeline,
+    load: Load,
+    histograms: Sequence[HlogEntry] = (),
+) -> tuple[Stall, ...]:
+    """`stalls` (from whole intervals) with their start and length estimated from the rate
+    before and the waits after, plus the stalls only the waits show; in time order."""
+    if load.rate_tps <= 0 or timeline.start_s.size == 0:
+        return tuple(stalls)
+    ordinary = _outside(timeline, stalls)
+    ordinary_s = _ordinary_wait_s(timeline, ordinary)
+    measured = [_measured(stall, timeline, load, ordinary, ordinary_s) for stall in stalls]
+    taken = {row for stall in measured for row in _rows_of(stall, timeline)}
+    for row in _hinted_rows(timeline, ordinary_s, taken):
+        if _queue_goes_on(row, timeline, ordinary_s, measured):
+            continue
+        if _load_waited(row, timeline, load, histograms):
+            measured.append(_from_wait(row, timeline, load, ordinary, ordinary_s))
+    return tuple(sorted(measured, key=lambda s: s.start_s))
+
+
+def _outside(timeline: Timeline, stalls: Sequence[Stall]) -> npt.NDArray[np.bool_]:
+    """The ordinary intervals: those no stall (in whole intervals) touches."""
+    inside = np.zeros(timeline.start_s.size, dtype=bool)
+    for stall in stalls:
+        inside |= (timeline.end_s > stall.start_s) & (timeline.start_s < stall.end_s + 1e-9)
+    return ~inside
+
+
+def _ordinary_wait_s(timeline: Timeline, ordinary: npt.NDArray[np.bool_]) -> float:
+    """The median longest wait of the ordinary intervals."""
+    waits = timeline.lat_max_s[ordinary]
+    waits = waits[np.isfinite(waits)]
+    return float(np.median(waits)) if waits.size else 0.0
+
+
+def _rate_before(
+    row: int, timeline: Timeline, ordinary: npt.NDArray[np.bool_], load: Load
+) -> float:
+    """The completion rate of the ordinary intervals just before `row` (the interval in which
+    the pause began is not one of them); the run's steady rate when there are none."""
+    first = max(0, row - RATE_ROWS)
+    rates = timeline.tps[first:row][ordinary[first:row]]
+    rate = float(np.median(rates)) if rates.size else load.rate_tps
+    return rate if rate > 0 else load.rate_tps
+
+
+def _row_at(timeline: Timeline, start_s: float) -> int:
+    return int(np.argmin(np.abs(timeline.start_s - start_s)))
+
+
+def _rows_of(stall: Stall, timeline: Timeline) -> range:
+    first = _row_at(timeline, stall.start_s)
+    last = int(np.searchsorted(timeline.end_s, stall.end_s - 1e-9))
+    return range(first, min(last, timeline.start_s.size - 1) + 1)
+
+
+def _measured(
+    stall: Stall,
+    timeline: Timeline,
+    load: Load,
+    ordinary: npt.NDArray[np.bool_],
+    ordinary_s: float,
+) -> Stall:
+    rows = _rows_of(stall, timeline)
+    first, last = rows.start, rows.stop - 1
+    after = last + 1
+    if after >= timeline.start_s.size or not timeline.adjoins(after):
+        return stall  # the run (or its record) ended within the stall: no wait to read
+    wait_s = timeline.lat_max_s[after]
+    if not np.isfinite(wait_s):
+        return stall
+    before = first - 1 if timeline.adjoins(first) else first
+    began = _began_s(before, first, timeline, ordinary, load)
+    ended = _ended_s(began, after, timeline, ordinary_s)
+    return Stall(
+        start_s=began,
+        duration_s=ended - began,
+        min_tps=stall.min_tps,
+        mean_tps=stall.mean_tps,
+        intervals=stall.intervals,
+        method="latency",
+        low_intervals_s=stall.duration_s,
+    )
+
+
+def _began_s(
+    before: int, first: int, timeline: Timeline, ordinary: npt.NDArray[np.bool_], load: Load
+) -> float:
+    """When the pause began: what completed in its interval before it, at the rate of the
+    intervals just before. Row `before` is the ordinary one before the stall's first row.
+    A trickle in the stall's first row means the pause began there, `before` being full (its
+    own rate is then the nearest); an empty first row means it began in `before`."""
+    if before < first and timeline.transactions[first] > 0:
+        rate = float(timeline.tps[before]) or _rate_before(before, timeline, ordinary, load)
+        origin, latest = float(timeline.start_s[first]), float(timeline.end_s[first])
+        completions = float(timeline.transactions[first])
+    else:
+        rate = _rate_before(before, timeline, ordinary, load)
+        origin, latest = float(timeline.start_s[before]), float(timeline.start_s[first])
+        completions = float(timeline.transactions[before]) if before < first else 0.0
+    return float(np.clip(origin + completions / rate, origin, max(origin, latest)))
+
+
+def _ended_s(began_s: float, after: int, timeline: Timeline, ordinary_s: float) -> float:
+    """When the pause ended: its start plus the longest wait that ended in row `after` (less
+    what an ordinary transaction had already waited), within that row."""
+    wait_s = float(timeline.lat_max_s[after])
+    ended = began_s + wait_s - ordinary_s
+    return float(np.clip(ended, timeline.start_s[after], timeline.end_s[after]))
+
+
+def _hinted_rows(timeline: Timeline, ordinary_s: float, taken: set[int]) -> list[int]:
+    lengths = timeline.end_s - timeline.start_s
+    waits = np.nan_to_num(timeline.lat_max_s, nan=0.0)
+    hinted = (waits >= MIN_WAIT_SHARE * lengths) & (waits >= LATENCY_JUMP * ordinary_s)
+    return [int(i) for i in np.flatnonzero(hinted) if int(i) not in taken]
+
+
+def _queue_goes_on(row: int, timeline: Timeline, ordinary_s: float, found: list[Stall]) -> bool:
+    """Whether the long waits of `row` are a catch-up's: they began within a stall already
+    found, or the interval before had long waits too (a queue draining, not a new pause)."""
+    waited_since_s = timeline.start_s[row] - timeline.lat_max_s[row]
+    if any(s.start_s < timeline.end_s[row] and waited_since_s < s.end_s for s in found):
+        return True
+    previous = timeline.lat_max_s[row - 1] if timeline.adjoins(row) else 0.0
+    return bool(np.nan_to_num(previous) >= LATENCY_JUMP * ordinary_s)
+
+
+def _load_waited(row: int, timeline: Timeline, load: Load, histograms: Sequence[HlogEntry]) -> bool:
+    """Whether the long waits ending in `row` are the load's, not one transaction's."""
+    wait_s = float(timeline.lat_max_s[row])
+    expected = (
+        load.rate_tps * wait_s / 2 if load.open_loop else float(max(load.threads, 1))
+    )  # arrivals of the pause's first half waited at least half of it; or every connection
+    needed = max(2.0, WAITERS_SHARE * expected) if expected >= 2 else expected
+    entry = _entry_of(row, timeline, histograms)
+    if entry is not None:
+        # The backlog may take into the next interval to drain: count its waiters too.
+        following = row + 1 < timeline.start_s.size and timeline.adjoins(row + 1)
+        after = _entry_of(row + 1, timeline, histograms) if following else None
+        waiters = sum(_count_at_least(e, wait_s / 2) for e in (entry, after) if e is not None)
+        return waiters >= needed
+    if load.open_loop:
+        return False  # the catch-up hides the missing throughput: no evidence without histograms
+    # Closed loop without histograms: the throughput lost around the wait must be the load's.
+    rows = slice(max(row - 1, 0), row + 1)
+    lost = load.rate_tps * float((timeline.end_s - timeline.start_s)[rows].sum()) - float(
+        timeline.transactions[rows].sum()
+    )
+    return lost >= WAITERS_SHARE * load.rate_tps * wait_s
+
+
+def _entry_of(row: int, timeline: Timeline, histograms: Sequence[HlogEntry]) -> HlogEntry | None:
+    for entry in histograms:
+        if entry.tag is None and abs(entry.start_s - timeline.start_s[row]) <= _EDGE_S:
+            return entry
+    return None
+
+
+def _count_at_least(entry: HlogEntry, wait_s: float) -> int:
+    histogram = entry.decode()
+    threshold_ns = wait_s * NS_PER_S
+    return sum(
+        int(item.count_at_value_iterated_to)
+        for item in histogram.get_recorded_iterator()
+        if item.value_iterated_to >= threshold_ns
+    )
+
+
+def _from_wait(
+    row: int,
+    timeline: Timeline,
+    load: Load,
+    ordinary: npt.NDArray[np.bool_],
+    ordinary_s: float,
+) -> Stall:
+    """The stall that ended in `row`, where no interval fell below the threshold."""
+    before = row - 1 if timeline.adjoins(row) else row
+    origin = float(timeline.start_s[before])
+    completions = float(timeline.transactions[before:row].sum())
+    rate_tps = _rate_before(before, timeline, ordinary, load)
+    began = float(np.clip(origin + completions / rate_tps, origin, timeline.start_s[row]))
+    ended = _ended_s(began, row, timeline, ordinary_s)
+    tps = timeline.tps[before : row + 1]
+    lengths = (timeline.end_s - timeline.start_s)[before : row + 1]
+    return Stall(
+        start_s=began,
+        duration_s=ended - began,
+        min_tps=float(tps.min()),
+        mean_tps=float(np.dot(tps, lengths) / lengths.sum()),
+        intervals=int(row - before + 1),
+        method="latency",
+        low_intervals_s=0.0,
+    )
