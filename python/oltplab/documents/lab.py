@@ -189,6 +189,22 @@ class CellRecord:
 
 
 @dataclass
+class PreparedData:
+    """One data shape prepared on one server, and its snapshot under snapshots/."""
+
+    server: str
+    shape: str  # e.g. "oltp-1a2b3c4d5e": family and a hash of the data options
+    family: str  # "oltp", "oltp_empty", "bulk_insert"
+    options: dict[str, Any]  # the data options (tables, table_size, ...)
+    prepare_s: float
+    snapshot_s: float
+    snapshot_dir: str  # relative to the lab directory
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
 class LabDocument:
     lab: LabSpec
     source: str  # the lab file as given (absolute path)
@@ -200,6 +216,7 @@ class LabDocument:
     created_at: str
     updated_at: str
     status: Literal["running", "done", "failed", "interrupted"] = "running"
+    prepared: list[PreparedData] = field(default_factory=list)
     format: int = LAB_FORMAT
 
     def cell(self, cell_id: str) -> CellRecord:
@@ -218,6 +235,7 @@ class LabDocument:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "config_variables": self.config_variables,
+            "prepared": [p.to_json() for p in self.prepared],
             "plan": list(self.plan),
             "cells": [c.to_json() for c in self.cells],
         }
@@ -233,6 +251,7 @@ class LabDocument:
             created_at=doc["created_at"],
             updated_at=doc["updated_at"],
             config_variables=doc["config_variables"],
+            prepared=[PreparedData(**p) for p in doc.get("prepared", [])],
             plan=list(doc["plan"]),
             cells=[CellRecord.from_json(c) for c in doc["cells"]],
         )

@@ -8,11 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oltplab._types import Json
-from oltplab.documents.run import RunManifest, as_run_manifest
+from oltplab.documents.run import (
+    HLOG_FILE,
+    INTERVALS_FILE,
+    MANIFEST_FILE,
+    SCHEMA_VERSION,
+    RunManifest,
+    as_run_manifest,
+)
 from oltplab.exceptions import ConfigError
 from oltplab.rundir.hlog import Hlog, read_hlog
 from oltplab.rundir.intervals import DTYPES
-from oltplab.documents.run import HLOG_FILE, INTERVALS_FILE, MANIFEST_FILE, SCHEMA_VERSION
 
 if TYPE_CHECKING:
     import pandas as pd
