@@ -45,7 +45,7 @@ def test_threadpool_small_end_to_end(lab_dir: Path, mariadb: MariaDBServer) -> N
 
     runs = {c.id: load_run(lab_dir / str(c.run_dir)) for c in doc.cells}
     assert all(r.complete for r in runs.values())
-    started = [runs[cell_id].document["started_at"] for cell_id in doc.plan]
+    started = [str(runs[cell_id].document["started_at"]) for cell_id in doc.plan]
     assert started == sorted(started)  # ran in the planned (interleaved) order
     assert [doc.cell(i).config for i in doc.plan[:4]] == [
         "one-thread-per-connection",

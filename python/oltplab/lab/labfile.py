@@ -295,8 +295,10 @@ def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
             raise r.fail(
                 (*path, "url"), "only an external server takes a url; managed ones have their own"
             )
-        settings = r.get(s, path, "settings", _scalar_table, "a table of name = value", {})
-        configs_raw = r.get(
+        settings: dict[str, Any] = r.get(
+            s, path, "settings", _scalar_table, "a table of name = value", {}
+        )
+        configs_raw: dict[str, Any] = r.get(
             s,
             path,
             "configs",
@@ -378,8 +380,12 @@ def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
         label = r.get(w, path, "label", _str, "a string")
         if label is not None:
             r.name((*path, "label"), label, "label")
-        threads = r.get(w, path, "threads", _positive_ints, "a non-empty list of integers >= 1", [])
-        rate = r.get(w, path, "rate", _positive_numbers, "a non-empty list of rates > 0", [])
+        threads: list[int] = r.get(
+            w, path, "threads", _positive_ints, "a non-empty list of integers >= 1", []
+        )
+        rate: list[float] = r.get(
+            w, path, "rate", _positive_numbers, "a non-empty list of rates > 0", []
+        )
         if not threads and not rate:
             raise r.fail(
                 path, "needs threads = [N, ...] (closed loop) or rate = [R, ...] (open loop)"
@@ -388,7 +394,7 @@ def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
             raise r.fail(
                 (*path, "threads"), "with rate = [...], give at most one thread count (the pool)"
             )
-        options = r.get(
+        options: dict[str, Any] = r.get(
             w,
             path,
             "options",

@@ -100,7 +100,7 @@ class _Client:
             proc.stdin.flush()
         except OSError:
             return []
-        out = []
+        out: list[str] = []
         for line in proc.stdout:
             line = line.rstrip("\n")
             if line == _END:
