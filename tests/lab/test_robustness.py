@@ -70,7 +70,7 @@ def test_sigkill_mid_cell_then_resume(lab_dir: Path, mariadb: MariaDBServer) -> 
     proc = _lab_process(lab_file, lab_dir)
     killed = _wait_for_running_cell(lab_dir, 1)
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.communicate()
     before = read_lab_document(lab_dir)
     first = before.cell(before.plan[0])
     assert first.status == "done"
