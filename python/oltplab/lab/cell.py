@@ -86,7 +86,8 @@ def place_data(ctx: LabContext, server: ServerSpec, config: str, w: WorkloadSpec
     state = ctx.data.setdefault(server.name, DataState())
     if not snapshot.is_dir():
         managed, _ = ctx.servers.ensure(server, config)
-        ctx.say(f"preparing {w.name} data on {server.name} ({shape.options})")
+        given = ", ".join(f"{k}={v}" for k, v in w.options.items())
+        ctx.say(f"preparing {w.name} data on {server.name} ({given or 'defaults'})")
         started = time.monotonic()
         managed.recreate_database()
         runner.prepare(w.name, managed.url, _prepare_options(w))

@@ -79,12 +79,16 @@ def compare_sides(
 ) -> tuple[list[str], list[str]]:
     """`compare LAB [config=b] --vs config=a`: the baseline selectors pick from the
     candidates' labs; candidates are then the labs' other cells."""
-    _, labs, _ = split_args(candidates)
+    _, labs, candidate_selectors = split_args(candidates)
     base_runs, base_labs, base_selectors = split_args(baselines)
     if base_selectors and not base_labs:
         if not labs:
             raise ConfigError("--vs config=...: give a lab directory as the candidate")
-        base = base_runs + [str(p) for lab in labs for p in lab_runs(lab, base_selectors)]
+        # The candidates' narrowing (threads=512) holds for the baseline too, but for the keys
+        # the baseline names itself (config=...).
+        named = {k for k, _ in base_selectors}
+        selectors = [s for s in candidate_selectors if s[0] not in named] + base_selectors
+        base = base_runs + [str(p) for lab in labs for p in lab_runs(lab, selectors)]
         return expand(candidates, exclude=base_selectors), base
     return expand(candidates), expand(baselines)
 
