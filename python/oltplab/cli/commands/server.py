@@ -77,16 +77,19 @@ def _start(args: list[str]) -> int:
         max_connections=ns.max_connections or base.max_connections,
         variables=variables if ns.sets or stored is None else base.variables,
     )
+    from oltplab.servers.pinning import cpus_allowed_list, parse_cpu_list, pin_session
+
+    cpus = parse_cpu_list(ns.cpus) if ns.cpus else None  # a bad list fails before the start
     server = create_server(engine, ns.dir, settings)
     server.start()
-    if ns.cpus:
-        from oltplab.servers.pinning import cpus_allowed_list, parse_cpu_list, pin_session
-
+    try:
         pid = server.pid()
-        assert pid is not None
-        pin_session(pid, parse_cpu_list(ns.cpus))
-        print(f"pinned to CPUs {cpus_allowed_list(pid)}")
-    print(server.redacted_url)
+        if cpus is not None and pid is not None:
+            pin_session(pid, cpus)
+            print(f"pinned to CPUs {cpus_allowed_list(pid)}")
+        print(server.redacted_url)
+    finally:
+        server.detach()  # it runs on after this command; `oltplab server stop DIR` stops it
     return exitcodes.OK
 
 
