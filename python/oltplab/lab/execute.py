@@ -24,6 +24,7 @@ from oltplab.lab.cell import LabContext, execute_cell, place_data
 from oltplab.lab.plan import config_differences, fingerprint, plan_cells, resume_difference
 from oltplab.lab.servers import LabServers
 from oltplab.lab.summary import lab_summary_text
+from oltplab.redact import redact_url
 from oltplab.rundir.manifest import iso_utc
 from oltplab.servers.pinning import parse_cpu_list, pin_self
 
@@ -56,6 +57,14 @@ def new_document(spec: LabSpec, source: Path) -> LabDocument:
     )
 
 
+def _redacted(spec: LabSpec, text: str) -> str:
+    """The lab file as kept in DIR/lab.toml: external servers' passwords masked."""
+    for server in spec.servers:
+        if server.url is not None:
+            text = text.replace(server.url, redact_url(server.url))
+    return text
+
+
 def open_lab(spec: LabSpec, source: Path, text: str, lab_dir: Path) -> LabDocument:
     """A new lab document in an empty (or new) directory, or the existing one, extended
     with the cells the lab file added; a one-line ConfigError when it cannot resume."""
@@ -71,12 +80,14 @@ def open_lab(spec: LabSpec, source: Path, text: str, lab_dir: Path) -> LabDocume
         known = {c.id: c for c in old.cells}
         fresh.cells = [known.get(c.id, c) for c in fresh.cells]
         fresh.prepared, fresh.created_at = old.prepared, old.created_at
-        (lab_dir / LAB_TOML_COPY).write_text(text, encoding="utf-8")  # cells may have been added
+        (lab_dir / LAB_TOML_COPY).write_text(
+            _redacted(spec, text), encoding="utf-8"
+        )  # cells may have been added
         return fresh
     if lab_dir.exists() and (not lab_dir.is_dir() or any(lab_dir.iterdir())):
         raise ConfigError(f"--out {lab_dir} is not empty and holds no lab; give a new directory")
     lab_dir.mkdir(parents=True, exist_ok=True)
-    (lab_dir / LAB_TOML_COPY).write_text(text, encoding="utf-8")
+    (lab_dir / LAB_TOML_COPY).write_text(_redacted(spec, text), encoding="utf-8")
     return new_document(spec, source)
 
 
