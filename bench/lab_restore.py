@@ -20,7 +20,7 @@ from pathlib import Path
 
 import oltplab
 from oltplab import runner
-from oltplab.lab.data import restore_snapshot, take_snapshot
+from oltplab.lab.data import restore_snapshot, snapshot_server
 from oltplab.metrics.system import host_busy_pct
 from oltplab.servers import ServerSettings, create_server
 
@@ -38,7 +38,7 @@ def restore_vs_prepare(engine: str, base: Path, tables: int, table_size: int) ->
         server.stop()
         snapshot = base / f"{engine}-snapshot"
         shutil.rmtree(snapshot, ignore_errors=True)
-        snapshot_s = take_snapshot(server.data_dir, snapshot)
+        snapshot_s = snapshot_server(server, snapshot)
         server.start()
         restores = []
         for _ in range(3):
@@ -109,6 +109,8 @@ def main() -> None:
             f"{engine:12s} {r['prepare_s']:10.1f} {r['snapshot_s']:11.1f} "
             f"{r['restore_s']:10.2f} {r['copy_s']:9.2f} {r['ratio']:6.1f}"
         )
+    if args.pairs < 1:
+        return
     print(f"host busy before sampling: {host_busy_pct(2.0):.0f}% of all CPUs")
     pairs = sampling_cost(args.base_dir, args.sampling_seconds, args.pairs)
     print("client CPU per transaction, MariaDB oltp_point_select, 4 threads")

@@ -20,7 +20,7 @@ from oltplab.documents.lab import (
     WorkloadSpec,
 )
 from oltplab.documents.run import HostBusy, LabRef, Pinning
-from oltplab.lab.data import DataShape, restore_snapshot, take_snapshot, writes
+from oltplab.lab.data import DataShape, restore_snapshot, snapshot_server, writes
 from oltplab.lab.servers import LabServers
 from oltplab.metrics.system import cpu_count, host_busy_pct
 from oltplab.servers.pinning import cpus_allowed_list
@@ -94,7 +94,7 @@ def place_data(ctx: LabContext, server: ServerSpec, config: str, w: WorkloadSpec
         prepare_s = time.monotonic() - started
         ctx.servers.stop(server.name)
         snapshot.parent.mkdir(parents=True, exist_ok=True)
-        snapshot_s = take_snapshot(managed.data_dir, snapshot)
+        snapshot_s = snapshot_server(managed, snapshot)
         ctx.doc.prepared.append(
             PreparedData(
                 server=server.name,

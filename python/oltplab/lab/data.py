@@ -7,6 +7,7 @@ a metadata operation; elsewhere a plain copy, still far faster than preparing ag
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -19,6 +20,8 @@ from oltplab._fsutil import empty_dir
 from oltplab.catalog import load_catalog
 from oltplab.defaultdb import data_family, data_options
 from oltplab.exceptions import ServerError
+from oltplab.servers import ManagedServer
+from oltplab.servers.binaries import find_program, postgres_bin_dir
 
 # Workloads that never change the data: under restore = "auto" they need no restore unless
 # an earlier cell wrote.
@@ -79,6 +82,44 @@ def take_snapshot(data_dir: Path, snapshot_dir: Path) -> float:
         shutil.rmtree(partial)
     copy_tree(data_dir, partial)
     partial.rename(snapshot_dir)
+    return time.monotonic() - started
+
+
+_WAL_SEGMENT = re.compile(r"[0-9A-F]{24}")
+
+
+def _unneeded_wal(snapshot_dir: Path, bin_dir: Path | None) -> list[Path]:
+    """PostgreSQL after a clean shutdown reads only the WAL segment holding its shutdown
+    checkpoint at the next start; the others are recycled future segments (up to max_wal_size
+    of them after a prepare: half of a 4 x 1M-row data directory) or already checkpointed."""
+    program = find_program(
+        ["pg_controldata"], bin_dir=postgres_bin_dir(bin_dir), what="PostgreSQL's pg_controldata"
+    )
+    done = subprocess.run(
+        [str(program), str(snapshot_dir)], capture_output=True, text=True, check=False
+    )
+    facts = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in done.stdout.splitlines())
+    )
+    redo = facts.get("Latest checkpoint's REDO WAL file")
+    if done.returncode != 0 or facts.get("Database cluster state") != "shut down" or not redo:
+        return []  # not cleanly shut down: keep everything
+    return [
+        f
+        for f in (snapshot_dir / "pg_wal").iterdir()
+        if _WAL_SEGMENT.fullmatch(f.name) and f.name != redo
+    ]
+
+
+def snapshot_server(server: ManagedServer, snapshot_dir: Path) -> float:
+    """Copies a stopped managed server's data directory (PostgreSQL: without the WAL
+    segments the next start does not read); returns the seconds it took."""
+    started = time.monotonic()
+    take_snapshot(server.data_dir, snapshot_dir)
+    if server.engine == "postgresql":
+        for segment in _unneeded_wal(snapshot_dir, server.settings.bin_dir):
+            segment.unlink()
     return time.monotonic() - started
 
 
