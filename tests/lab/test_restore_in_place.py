@@ -43,8 +43,8 @@ def test_every_kind_of_change_is_undone(tmp_path: Path) -> None:
     assert _same(snapshot, data)
     assert stats.files_copied == 1  # gone.log
     assert stats.files_removed >= 2
-    # The one 8 KiB page of the big file that changed, and ibdata1 cut back.
-    assert stats.bytes_rewritten == (8 << 10) + 1
+    # One 1 MiB chunk of the big file, and ibdata1 cut back: not the whole data set.
+    assert 1 << 20 <= stats.bytes_rewritten < 2 * (1 << 20) + 5000
 
 
 def test_an_unchanged_directory_rewrites_nothing(tmp_path: Path) -> None:

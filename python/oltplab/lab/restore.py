@@ -16,10 +16,7 @@ from pathlib import Path
 
 from oltplab.exceptions import ServerError
 
-_CHUNK_BYTES = 1 << 20  # read and compared at once
-# Rewritten at once when it differs: PostgreSQL's page (InnoDB's 16 KiB pages are two of
-# these), so a changed page costs its own size, not the whole chunk's.
-_PAGE_BYTES = 8 << 10
+_CHUNK_BYTES = 1 << 20
 
 
 @dataclass
@@ -59,18 +56,6 @@ def _copy_whole(source: Path, target: Path) -> None:
         raise ServerError(f"copying {source} to {target} failed: {done.stderr.strip()}")
 
 
-def _rewrite_pages(fd: int, offset: int, want: bytes, have: bytes) -> int:
-    """Writes the pages of `want` that differ from `have` at `offset`; returns the bytes."""
-    written = 0
-    wanted, had = memoryview(want), memoryview(have)
-    for start in range(0, len(want), _PAGE_BYTES):
-        page = wanted[start : start + _PAGE_BYTES]
-        if page != had[start : start + _PAGE_BYTES]:
-            os.pwrite(fd, page, offset + start)
-            written += len(page)
-    return written
-
-
 def _sync_file(source: Path, target: Path) -> int:
     """Makes `target` equal to `source` in place; returns the bytes rewritten (fsynced)."""
     rewritten = 0
@@ -81,7 +66,8 @@ def _sync_file(source: Path, target: Path) -> int:
             want = src.read(_CHUNK_BYTES)
             have = dst.read(len(want))
             if want != have:
-                rewritten += _rewrite_pages(dst.fileno(), offset, want, have)
+                os.pwrite(dst.fileno(), want, offset)
+                rewritten += len(want)
             offset += len(want)
         if target.stat().st_size != size:
             dst.truncate(size)
