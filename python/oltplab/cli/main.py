@@ -7,7 +7,18 @@ from collections.abc import Callable, Sequence
 
 from oltplab._version import __version__
 from oltplab.cli import exitcodes, helptext
-from oltplab.cli.commands import cleanup, compare, import_log, prepare, run, show, sysbench, table
+from oltplab.cli.commands import (
+    cleanup,
+    compare,
+    import_log,
+    lab,
+    prepare,
+    run,
+    server,
+    show,
+    sysbench,
+    table,
+)
 from oltplab.cli.interrupts import InterruptWatch
 from oltplab.exceptions import OltpLabError
 
@@ -20,6 +31,8 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "show": show.main,
     "compare": compare.main,
     "table": table.main,
+    "server": server.main,
+    "lab": lab.main,
 }
 
 # How a command's errors read; the drop-in mode prints sysbench's `FATAL: ...` lines.
