@@ -238,7 +238,7 @@ def analyse(
     origin = float(everything["t_s"].iloc[0] - everything["interval_s"].iloc[0])
     measured = measured_intervals(run)
     entries = tuple(_hlog_entries(run))
-    metrics = _metric_frames(run)
+    metrics = metric_frames(run)
     settings = _Settings(level, stall_fraction, ranks)
     whole = None
     if len(measured):
@@ -311,7 +311,8 @@ def _hlog_entries(run: Run) -> list[HlogEntry]:
         raise ConfigError(f"cannot read the latency log of {run.path}: {e}") from e
 
 
-def _metric_frames(run: Run) -> list[pd.DataFrame]:
+def metric_frames(run: Run) -> list[pd.DataFrame]:
+    """The run's host and server metrics (system.csv, server.csv) that have a t_s column."""
     frames = []
     for name in METRIC_FILES:
         path = run.path / name

@@ -49,6 +49,8 @@ commands:
              stalls, steady-window latency; with several concurrencies a USL sweep
   compare    candidate runs --vs baseline runs: ratios with 95% intervals, significance
   table      relative table of runs grouped by server (baseline absolute, others ratios)
+  report     one offline HTML report of runs and labs (tables, scaling, timelines,
+             distributions), and every chart as PNG/SVG: `oltplab report DIR... -o r.html`
 
   `oltplab COMMAND --help` lists a command's options; `oltplab run WORKLOAD --help` lists
   that workload's options with their defaults. WORKLOAD defaults to {DEFAULT_WORKLOAD}.

@@ -7,7 +7,17 @@ from collections.abc import Callable, Sequence
 
 from oltplab._version import __version__
 from oltplab.cli import exitcodes, helptext
-from oltplab.cli.commands import cleanup, compare, import_log, prepare, run, show, sysbench, table
+from oltplab.cli.commands import (
+    cleanup,
+    compare,
+    import_log,
+    prepare,
+    report,
+    run,
+    show,
+    sysbench,
+    table,
+)
 from oltplab.cli.interrupts import InterruptWatch
 from oltplab.exceptions import OltpLabError
 
@@ -20,6 +30,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "show": show.main,
     "compare": compare.main,
     "table": table.main,
+    "report": report.main,
 }
 
 # How a command's errors read; the drop-in mode prints sysbench's `FATAL: ...` lines.
