@@ -1,0 +1,64 @@
+"""The report in a real headless Chromium: it renders with no console error and no request
+beyond its own file, every chart draws marks, and a full-page screenshot is not blank."""
+
+import pytest
+from PIL import Image, ImageStat
+
+from tests.report.browser import chromium_page
+from tests.report.html_fixtures import Built
+
+# Vega's SVG: data marks are the children of g.role-mark groups (axes and legends are not).
+MARKS_PER_CHART = """Array.from(document.querySelectorAll('div.chart')).map(
+  e => [e.dataset.name, e.querySelectorAll('g.role-mark > *').length,
+        e.querySelectorAll('svg').length])"""
+
+
+@pytest.fixture(scope="module")
+def opened(built: Built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    shot = tmp_path_factory.mktemp("shots") / "report.png"
+    with chromium_page() as page:
+        page.open(built.html, "window.__report")
+        marks = page.evaluate(MARKS_PER_CHART)
+        failures = page.evaluate("window.__report.failures")
+        sorted_rows = page.evaluate(
+            """(() => { const t = document.getElementById('runs');
+                 t.querySelectorAll('th')[4].click();
+                 return Array.from(t.tBodies[0].rows).map(r => parseFloat(r.cells[4].dataset.value)); })()"""
+        )
+        page.screenshot(shot)
+        log = page.log
+    return {"marks": marks, "failures": failures, "log": log, "shot": shot, "sorted": sorted_rows}
+
+
+def test_no_console_error_and_no_request(built: Built, opened: dict[str, object]) -> None:
+    log = opened["log"]
+    assert log.console_errors == []  # type: ignore[attr-defined]
+    assert log.exceptions == []  # type: ignore[attr-defined]
+    # The only request is the page itself, from its file: no CDN, no font, no image.
+    assert log.requests == [built.html.resolve().as_uri()]  # type: ignore[attr-defined]
+    assert opened["failures"] == []
+
+
+def test_every_chart_draws_marks(built: Built, opened: dict[str, object]) -> None:
+    marks = {name: (count, svgs) for name, count, svgs in opened["marks"]}  # type: ignore[attr-defined]
+    assert sorted(marks) == sorted(c.name for c in built.report.charts)
+    for name, (count, svgs) in marks.items():
+        assert svgs >= 1, name
+        assert count > 0, name
+    kinds = {name.split("-")[0] for name in marks}
+    assert kinds >= {"scaling", "timeline", "boxplot", "spectrum", "statements"}
+
+
+def test_screenshot_is_not_blank(opened: dict[str, object]) -> None:
+    image = Image.open(opened["shot"]).convert("L")  # type: ignore[arg-type]
+    width, height = image.size
+    assert width >= 1000 and height > 3000, image.size
+    stats = ImageStat.Stat(image)
+    assert stats.stddev[0] > 20, stats.stddev
+    assert sum(1 for n in image.histogram() if n) > 50  # grey levels in use
+
+
+def test_tables_sort_by_number(opened: dict[str, object]) -> None:
+    values = opened["sorted"]
+    assert values == sorted(values)  # type: ignore[type-var]
+    assert len(values) > 10  # type: ignore[arg-type]
