@@ -14,6 +14,7 @@ from oltplab._fsutil import remove_empty_dir
 from oltplab._types import EventHandler, Json
 from oltplab.catalog import load_catalog
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT, DefaultDb
+from oltplab.metrics import MetricsSampler
 from oltplab.rundir import Run, RunWriter, create_default_run_dir, create_run_dir
 from oltplab.rundir.manifest import initial_manifest
 
@@ -94,6 +95,23 @@ def _target(
     return default.url
 
 
+def _abort(
+    writer: RunWriter, sampler: MetricsSampler | None, *, started: bool, error: BaseException
+) -> None:
+    """The engine raised: mark what was measured incomplete, or remove everything when the
+    load never started."""
+    if sampler is not None:
+        sampler.close()
+    if not started:
+        for name in sampler.files.values() if sampler is not None else ():
+            (writer.run_dir / name).unlink(missing_ok=True)
+        writer.discard()  # nothing was measured: leave nothing behind
+    elif isinstance(error, KeyboardInterrupt):
+        writer.abort(stop_reason="interrupted", error=None)
+    else:
+        writer.abort(stop_reason="error", error=str(error) or type(error).__name__)
+
+
 def run(
     workload: str,
     db: str | None,
@@ -103,8 +121,13 @@ def run(
     argv: Sequence[str] | None = None,
     results_root: Path = DEFAULT_RESULTS_ROOT,
     hooks: Hooks = NO_HOOKS,
+    metrics: Sequence[str] = (),
+    extra: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Runs the load and writes its run directory (`out`, or one under `results_root`).
+
+    `metrics` ("system", "server") samples system.csv/server.csv on the interval grid;
+    `extra` adds fields to run.json (a lab's `lab`, `label`, `pinning`, `host_busy`).
 
     Ctrl-C: the engine returns the partial result, written with complete=false. If the
     engine raises after the load started, run.json is marked incomplete and the error
@@ -119,7 +142,10 @@ def run(
     try:
         db_url = _target(workload, db, options, effective, results_root, hooks)
         manifest = initial_manifest(workload=workload, options=effective, db_url=db_url, argv=argv)
-        writer = RunWriter.create(run_dir, manifest, created_dir=created)
+        sampler = MetricsSampler(run_dir, metrics, db_url) if metrics else None
+        if sampler is not None:
+            manifest |= {"metrics": list(metrics), "files": manifest["files"] | sampler.files}
+        writer = RunWriter.create(run_dir, manifest | dict(extra or {}), created_dir=created)
     except BaseException:
         if created:
             remove_empty_dir(run_dir)
@@ -131,17 +157,18 @@ def run(
         nonlocal started
         started = started or event.get("event") == "started"
         writer.on_event(event)
+        if sampler is not None:
+            sampler.on_event(event)
         if hooks.on_event is not None:
             hooks.on_event(event)
 
     try:
+        if sampler is not None:
+            sampler.start()
         result = engine.run(engine.build_spec(workload, db_url, options), handle)
     except BaseException as e:
-        if not started:
-            writer.discard()  # nothing was measured: leave nothing behind
-        elif isinstance(e, KeyboardInterrupt):
-            writer.abort(stop_reason="interrupted", error=None)
-        else:
-            writer.abort(stop_reason="error", error=str(e) or type(e).__name__)
+        _abort(writer, sampler, started=started, error=e)
         raise
+    if sampler is not None:
+        sampler.close()  # its rows are on disk before run.json says complete
     return RunResult(run_dir, writer.finish(result), raw=result)

@@ -26,6 +26,11 @@ DB_OPTION_HELP = (
 )
 OUT_OPTION_HELP = f"run directory to write (new or empty) [{_ROOT}/<YYYYmmdd-HHMMSS>-<workload>]"
 
+METRICS_OPTION_HELP = (
+    "also sample host and server metrics on the interval grid: system (system.csv, from "
+    "/proc), server (server.csv: SHOW GLOBAL STATUS / pg_stat_*, on a connection of its own)"
+)
+
 EXIT_CODES = """\
 exit status:
   0 success, 1 the run failed, 2 bad input (one-line message), 130 interrupted (Ctrl-C)"""
@@ -49,6 +54,9 @@ commands:
              stalls, steady-window latency; with several concurrencies a USL sweep
   compare    candidate runs --vs baseline runs: ratios with 95% intervals, significance
   table      relative table of runs grouped by server (baseline absolute, others ratios)
+  server     managed MariaDB/PostgreSQL: `oltplab server start DIR --engine mariadb`,
+             stop, status, list
+  lab        a whole study from one file: `oltplab lab run LAB.toml --out DIR`, status
   report     one offline HTML report of runs and labs (tables, scaling, timelines,
              distributions), and every chart as PNG/SVG: `oltplab report DIR... -o r.html`
 

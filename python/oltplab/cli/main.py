@@ -11,9 +11,11 @@ from oltplab.cli.commands import (
     cleanup,
     compare,
     import_log,
+    lab,
     prepare,
     report,
     run,
+    server,
     show,
     sysbench,
     table,
@@ -30,6 +32,8 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "show": show.main,
     "compare": compare.main,
     "table": table.main,
+    "server": server.main,
+    "lab": lab.main,
     "report": report.main,
 }
 

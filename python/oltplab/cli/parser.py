@@ -18,7 +18,7 @@ from oltplab.exceptions import ConfigError
 
 BOOL_METAVAR = "on|off"
 _METAVARS = {"int": "N", "float": "N", "str": "STRING", "list": "LIST"}
-_OWN = ("workload", "db", "out")  # destinations that are not workload options
+_OWN = ("workload", "db", "out", "metrics")  # destinations that are not workload options
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,10 @@ class VerbArgs:
     workload: str
     db: str | None
     out: Path | None
-    options: dict[str, str]  # as given on the command line, names with underscores
+    options: dict[str, str]
+    metrics: str | None = (
+        None  # run: --metrics system,server  # as given on the command line, names with underscores
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,6 +89,7 @@ def build_parser(verb: str, catalog: Catalog, workload: str) -> argparse.Argumen
     own.add_argument("--db", metavar="URL", help=helptext.DB_OPTION_HELP)
     if verb == "run":
         own.add_argument("--out", metavar="DIR", type=Path, help=helptext.OUT_OPTION_HELP)
+        own.add_argument("--metrics", metavar="LIST", help=helptext.METRICS_OPTION_HELP)
     general = {d.name for d in catalog.general}
     _add_options(parser.add_argument_group("general options"), list(catalog.general))
     _add_options(
@@ -121,7 +125,11 @@ def parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
     """Parses `oltplab VERB ...`; prints the help and returns None for -h/--help."""
     every = catalog.all_options().values()
     normalised = normalise_argv(args, [flag_of(d.name)[2:] for d in every if d.type == "bool"])
-    value_flags = [flag_of(d.name)[2:] for d in every if d.type != "bool"] + ["db", "out"]
+    value_flags = [flag_of(d.name)[2:] for d in every if d.type != "bool"] + [
+        "db",
+        "out",
+        "metrics",
+    ]
     workload = find_workload(normalised, value_flags) or DEFAULT_WORKLOAD
     if workload not in catalog.names and (hint := _bool_hint(normalised, workload)):
         raise ConfigError(hint)
@@ -136,5 +144,6 @@ def parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
         workload=workload,
         db=values.get("db"),
         out=values.get("out"),
+        metrics=values.get("metrics"),
         options={k: v for k, v in values.items() if k not in (*_OWN, "help")},
     )

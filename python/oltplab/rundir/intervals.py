@@ -117,6 +117,11 @@ def _fixed(value: float, decimals: int) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def t_s_cell(t_s: float) -> str:
+    """How intervals.csv writes `t_s`: other files on the same grid (system.csv) write the same."""
+    return _fixed(t_s, _DECIMALS["t_s"])
+
+
 def csv_cells(row: IntervalRow) -> list[str]:
     cells = []
     for name, value in zip(COLUMNS, astuple(row), strict=True):

@@ -11,13 +11,11 @@ from typing import Any
 from oltplab import percentiles
 from oltplab._types import Json
 from oltplab._version import __version__
+from oltplab.documents.run import HLOG_FILE, INTERVALS_FILE, SCHEMA_VERSION
 from oltplab.host import host_facts
 from oltplab.redact import redact_argv, redact_url
 
-SCHEMA_VERSION = 1
-INTERVALS_FILE = "intervals.csv"
-HLOG_FILE = "latency.hlog"
-MANIFEST_FILE = "run.json"
+# The document's shape is typed in oltplab.documents.run (RunManifest).
 NS_PER_MS = 1e6
 NS_PER_S = 1e9
 # Engine key of the whole-run transaction histogram, and the name run.json gives it.

@@ -8,10 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oltplab._types import Json
+from oltplab.documents.run import (
+    HLOG_FILE,
+    INTERVALS_FILE,
+    MANIFEST_FILE,
+    SCHEMA_VERSION,
+    RunManifest,
+    as_run_manifest,
+)
 from oltplab.exceptions import ConfigError
 from oltplab.rundir.hlog import Hlog, read_hlog
 from oltplab.rundir.intervals import DTYPES
-from oltplab.rundir.manifest import HLOG_FILE, INTERVALS_FILE, MANIFEST_FILE, SCHEMA_VERSION
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,6 +33,11 @@ class Run:
 
     def __getitem__(self, key: str) -> Any:
         return self.manifest[key]
+
+    @property
+    def document(self) -> RunManifest:
+        """run.json with its typed shape (oltplab.documents.run)."""
+        return as_run_manifest(self.manifest)
 
     @property
     def summary(self) -> Json | None:

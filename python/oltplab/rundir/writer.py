@@ -16,17 +16,11 @@ from typing import IO
 from oltplab._fsutil import remove_empty_dir, write_json_atomic
 from oltplab._types import Json
 from oltplab._version import __version__
+from oltplab.documents.run import HLOG_FILE, INTERVALS_FILE, MANIFEST_FILE
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import hlog
 from oltplab.rundir.intervals import COLUMNS, IntervalRow, csv_cells
-from oltplab.rundir.manifest import (
-    HLOG_FILE,
-    INTERVALS_FILE,
-    MANIFEST_FILE,
-    aborted_manifest,
-    final_manifest,
-    with_started,
-)
+from oltplab.rundir.manifest import aborted_manifest, final_manifest, with_started
 
 
 def create_run_dir(out: Path) -> bool:

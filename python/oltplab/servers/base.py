@@ -201,6 +201,14 @@ class ManagedServer(ABC):
             process.kill_group(pid)
         self._reap(wait=True)
 
+    def detach(self) -> None:
+        """Lets this object go while the server keeps running (`oltplab server start`); the
+        server is found again from its directory by `open_server`, which stops it."""
+        if self._proc is not None:
+            # Never waited for here: it outlives this object (and usually this process).
+            self._proc.returncode = 0
+            self._proc = None
+
     def pid(self) -> int | None:
         """The server's process id while it runs, else None."""
         self._reap()

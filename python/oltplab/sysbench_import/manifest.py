@@ -4,7 +4,7 @@ null wherever the log does not say (docs/sysbench-compat.md, "Importing a sysben
 from oltplab import percentiles
 from oltplab._types import Json
 from oltplab._version import __version__
-from oltplab.rundir.manifest import HLOG_FILE, INTERVALS_FILE, SCHEMA_VERSION
+from oltplab.documents.run import HLOG_FILE, INTERVALS_FILE, SCHEMA_VERSION
 from oltplab.sysbench_import.parse import FinalReport, SysbenchLog
 
 UNKNOWN_WORKLOAD = "unknown"

@@ -7,7 +7,7 @@ from pathlib import Path
 from oltplab._fsutil import remove_empty_dir, write_json_atomic
 from oltplab._types import Json
 from oltplab._version import __version__
-from oltplab.rundir.manifest import HLOG_FILE, INTERVALS_FILE, MANIFEST_FILE
+from oltplab.documents.run import HLOG_FILE, INTERVALS_FILE, MANIFEST_FILE
 from oltplab.rundir.writer import create_run_dir
 from oltplab.sysbench_import import intervals
 from oltplab.sysbench_import.hlog import hlog_lines

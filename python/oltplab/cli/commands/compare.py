@@ -12,8 +12,17 @@ def main(args: list[str]) -> int:
         "Ratios candidate/baseline of throughput and latency percentiles, with intervals: "
         "across runs (Welch on logs) when each side has several, within-run otherwise.",
     )
-    p.add_argument("candidates", nargs="+", metavar="CANDIDATE_RUN")
-    p.add_argument("--vs", nargs="+", required=True, metavar="BASELINE_RUN", dest="baselines")
+    p.add_argument(
+        "candidates", nargs="+", metavar="CANDIDATE_RUN", help="run or lab directories, selectors"
+    )
+    p.add_argument(
+        "--vs",
+        nargs="+",
+        required=True,
+        metavar="BASELINE_RUN",
+        dest="baselines",
+        help="run or lab directories; with a lab candidate, selectors such as config=NAME",
+    )
     p.add_argument(
         "--metrics",
         default="tps,p95_ms,p99_ms",
@@ -22,9 +31,11 @@ def main(args: list[str]) -> int:
     ns = p.parse_args(args)
     # Imported here: numpy/scipy load only when an analysis command runs.
     from oltplab.analysis.compare import compare
+    from oltplab.lab.select import compare_sides
     from oltplab.report.analysis_text import compare_text
 
     metrics = [m.strip() for m in ns.metrics.split(",") if m.strip()]
-    result = compare(ns.candidates, ns.baselines, metrics=metrics, level=ns.level)
+    candidates, baselines = compare_sides(ns.candidates, ns.baselines)
+    result = compare(candidates, baselines, metrics=metrics, level=ns.level)
     print(json.dumps(result.to_json(), indent=2) if ns.json else compare_text(result))
     return exitcodes.OK

@@ -9,6 +9,7 @@ from oltplab.cli.display import PrepareDisplay, RunDisplay
 from oltplab.cli.parser import parse_verb
 from oltplab.cli.progress import StatusLine
 from oltplab.defaultdb import DefaultDb
+from oltplab.metrics import parse_metrics
 
 
 def _preparing(default: DefaultDb) -> str:
@@ -37,6 +38,7 @@ def main(args: list[str]) -> int:
             out=parsed.out,
             argv=["oltplab", "run", *args],
             hooks=hooks,
+            metrics=parse_metrics(parsed.metrics),
         )
     finally:
         status.clear()

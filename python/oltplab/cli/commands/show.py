@@ -8,9 +8,27 @@ from oltplab.cli import exitcodes
 from oltplab.cli.commands.analysis_args import parser
 
 
+def _show_lab(lab_dir: str, *, as_json: bool) -> int:
+    """A lab directory: its results tables (per workload, configs x concurrency)."""
+    from pathlib import Path
+
+    from oltplab.documents.lab import read_lab_document
+    from oltplab.lab.summary import lab_results, lab_summary_text
+
+    doc = read_lab_document(Path(lab_dir))
+    if as_json:
+        results = [r.to_json() for r in lab_results(Path(lab_dir), doc)]
+        print(json.dumps({"lab": doc.lab.name, "status": doc.status, "results": results}, indent=2))
+    else:
+        print(lab_summary_text(Path(lab_dir), doc), end="")
+    return exitcodes.OK
+
+
 def main(args: list[str]) -> int:
     p = parser("oltplab show", "Analysed summary of one or more run directories.")
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    p.add_argument(
+        "runs", nargs="+", metavar="RUN_DIR", help="run directories, or one lab directory"
+    )
     p.add_argument(
         "--stall-fraction",
         type=float,
@@ -18,6 +36,10 @@ def main(args: list[str]) -> int:
         help="a stall is an interval below this fraction of the steady median [0.1]",
     )
     ns = p.parse_args(args)
+    from oltplab.documents.lab import is_lab_dir
+
+    if len(ns.runs) == 1 and is_lab_dir(ns.runs[0]):
+        return _show_lab(ns.runs[0], as_json=ns.json)
     # Imported here: numpy/scipy load only when an analysis command runs.
     from oltplab.analysis.run_analysis import analyse
     from oltplab.analysis.sweep import sweep

@@ -9,16 +9,21 @@ from oltplab.cli.commands.analysis_args import parser
 
 def main(args: list[str]) -> int:
     p = parser("oltplab table", "Relative table of runs grouped by server (rQPS style).")
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR")
-    p.add_argument("--baseline", help="the server label of the baseline column [first run's]")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run or lab directories, selectors")
+    p.add_argument(
+        "--baseline", help="the baseline's server label, or a selector (config=NAME) [first run's]"
+    )
     p.add_argument("--metric", default="tps", help="tps or a percentile such as p95_ms [tps]")
     ns = p.parse_args(args)
     # Imported here: numpy/scipy load only when an analysis command runs.
     from oltplab.analysis._json import plain
     from oltplab.analysis.relative import relative_table
+    from oltplab.lab.select import expand, label_of
     from oltplab.report.analysis_text import table_text
 
-    table = relative_table(ns.runs, baseline=ns.baseline, metric=ns.metric, level=ns.level)
+    baseline = None if ns.baseline is None else label_of(ns.baseline, ns.runs)
+    runs = expand(ns.runs)
+    table = relative_table(runs, baseline=baseline, metric=ns.metric, level=ns.level)
     if ns.json:
         doc = {
             "metric": table.metric,

@@ -1,0 +1,129 @@
+"""The lab's own costs (docs/labs.md, "Performance"):
+
+1. restoring a prepared data set (4 x 1M rows by default) against preparing it again, on
+   MariaDB and PostgreSQL (goal: restore >= 5x faster);
+2. sampling's cost on the client: client CPU per transaction with and without
+   `--metrics system,server` (goal: < 1% more), alternating the two, several pairs.
+
+    .venv/bin/python bench/lab_restore.py [--tables 4 --table-size 1000000]
+        [--engines mariadb,postgresql] [--sampling-seconds 20 --pairs 3]
+
+Servers live in --base-dir (default /var/tmp/oltplab-bench-lab) and are stopped at the end.
+Lab overhead per cell is in every lab's lab.json (`overhead_s`); docs/labs.md quotes one.
+"""
+
+import argparse
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+import oltplab
+from oltplab import runner
+from oltplab.lab.data import restore_snapshot, snapshot_server
+from oltplab.metrics.system import host_busy_pct
+from oltplab.servers import ServerSettings, create_server
+
+
+def restore_vs_prepare(engine: str, base: Path, tables: int, table_size: int) -> dict[str, float]:
+    server = create_server(engine, base / engine, ServerSettings(max_connections=200))
+    server.start()
+    try:
+        server.recreate_database()
+        started = time.monotonic()
+        oltplab.prepare(
+            "oltp_read_only", db=server.url, tables=tables, table_size=table_size, threads=tables
+        )
+        prepare_s = time.monotonic() - started
+        server.stop()
+        snapshot = base / f"{engine}-snapshot"
+        shutil.rmtree(snapshot, ignore_errors=True)
+        snapshot_s = snapshot_server(server, snapshot)
+        server.start()
+        restores = []
+        for _ in range(3):
+            started = time.monotonic()  # as a lab does it: stop, copy back, start
+            server.stop()
+            copy_s = restore_snapshot(snapshot, server.data_dir)
+            server.start()
+            restores.append((time.monotonic() - started, copy_s))
+        restore_s = statistics.median(r[0] for r in restores)
+        copy_s = statistics.median(r[1] for r in restores)
+        count = server.query("SELECT count(*) FROM sbtest4", database="sbtest")[0][0]
+        assert int(count) == table_size, f"restored table has {count} rows"
+    finally:
+        server.stop()
+    return {
+        "prepare_s": prepare_s,
+        "snapshot_s": snapshot_s,
+        "restore_s": restore_s,
+        "copy_s": copy_s,
+        "ratio": prepare_s / restore_s,
+    }
+
+
+def sampling_cost(base: Path, seconds: int, pairs: int) -> list[tuple[float, float]]:
+    """(client CPU µs/txn without metrics, with metrics) per pair, on MariaDB."""
+    server = create_server("mariadb", base / "mariadb", ServerSettings(max_connections=200))
+    server.start()
+    out = []
+    try:
+        server.recreate_database()
+        oltplab.prepare("oltp_point_select", db=server.url, tables=1, table_size=10000)
+        options = {"threads": 4, "time": seconds, "tables": 1, "table_size": 10000}
+        for n in range(pairs):
+            pair = []
+            for metrics in ((), ("system", "server")):
+                run_dir = base / f"run-{n}-{len(metrics)}"
+                shutil.rmtree(run_dir, ignore_errors=True)
+                result = runner.run(
+                    "oltp_point_select", server.url, options, out=run_dir, metrics=metrics
+                )
+                pair.append(float(result.manifest["summary"]["client_cpu_per_txn_us"]))
+            out.append((pair[0], pair[1]))
+    finally:
+        server.stop()
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--base-dir", type=Path, default=Path("/var/tmp/oltplab-bench-lab"))
+    p.add_argument("--engines", default="mariadb,postgresql")
+    p.add_argument("--tables", type=int, default=4)
+    p.add_argument("--table-size", type=int, default=1_000_000)
+    p.add_argument("--sampling-seconds", type=int, default=20)
+    p.add_argument("--pairs", type=int, default=3)
+    args = p.parse_args()
+    args.base_dir.mkdir(parents=True, exist_ok=True)
+    args.base_dir.chmod(0o711)
+    print(f"host busy before: {host_busy_pct(2.0):.0f}% of all CPUs")
+    print(f"restore vs prepare, {args.tables} x {args.table_size:,} rows (oltp)")
+    print(
+        f"{'engine':12s} {'prepare s':>10s} {'snapshot s':>11s} {'restore s':>10s} "
+        f"{'(copy s)':>9s} {'ratio':>6s}"
+    )
+    for engine in args.engines.split(","):
+        r = restore_vs_prepare(engine, args.base_dir, args.tables, args.table_size)
+        print(
+            f"{engine:12s} {r['prepare_s']:10.1f} {r['snapshot_s']:11.1f} "
+            f"{r['restore_s']:10.2f} {r['copy_s']:9.2f} {r['ratio']:6.1f}"
+        )
+    if args.pairs < 1:
+        return
+    print(f"host busy before sampling: {host_busy_pct(2.0):.0f}% of all CPUs")
+    pairs = sampling_cost(args.base_dir, args.sampling_seconds, args.pairs)
+    print("client CPU per transaction, MariaDB oltp_point_select, 4 threads")
+    for without, with_ in pairs:
+        print(
+            f"  without {without:7.2f} us   with metrics {with_:7.2f} us   "
+            f"{100 * (with_ / without - 1):+5.1f}%"
+        )
+    mean_without = statistics.mean(p[0] for p in pairs)
+    mean_with = statistics.mean(p[1] for p in pairs)
+    change_pct = 100 * (mean_with / mean_without - 1)
+    print(f"  mean: {mean_without:.2f} -> {mean_with:.2f} us ({change_pct:+.1f}%)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Prepared data: prepared once per server and data shape, kept as a copy of the stopped
+server's data directory, and copied back before cells (`restore`).
+
+Copies use `cp -a --reflink=auto`: on a filesystem with reflinks (XFS, Btrfs) a restore is
+a metadata operation; elsewhere a plain copy, still far faster than preparing again.
+"""
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oltplab._fsutil import empty_dir
+from oltplab.catalog import load_catalog
+from oltplab.defaultdb import data_family, data_options
+from oltplab.exceptions import ServerError
+from oltplab.servers import ManagedServer
+from oltplab.servers.binaries import find_program, postgres_bin_dir
+
+# Workloads that never change the data: under restore = "auto" they need no restore unless
+# an earlier cell wrote.
+READ_ONLY_WORKLOADS = frozenset(
+    {
+        "oltp_read_only",
+        "oltp_point_select",
+        "select_random_points",
+        "select_random_ranges",
+    }
+)
+
+
+@dataclass(frozen=True)
+class DataShape:
+    """What prepare writes: workloads with the same shape share prepared data."""
+
+    family: str
+    options: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        digest = hashlib.sha256(
+            json.dumps({"f": self.family, "o": self.options}, sort_keys=True).encode()
+        ).hexdigest()[:10]
+        return f"{self.family}-{digest}"
+
+    @classmethod
+    def of(cls, workload: str, options: Mapping[str, Any]) -> "DataShape":
+        effective = load_catalog().resolve(workload, options)
+        family = data_family(workload, effective)
+        return cls(family, data_options(family, effective))
+
+
+def writes(workload: str) -> bool:
+    return workload not in READ_ONLY_WORKLOADS
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """`cp -a --reflink=auto source/. target/` (ownership and modes kept: the server's)."""
+    target.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["cp", "-a", "--reflink=auto", f"{source}/.", f"{target}/"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ServerError(f"copying {source} to {target} failed: {done.stderr.strip()}")
+
+
+def take_snapshot(data_dir: Path, snapshot_dir: Path) -> float:
+    """Copies a stopped server's data directory; returns the seconds it took. The copy is
+    made under a temporary name and renamed, so a half-made snapshot is never used."""
+    started = time.monotonic()
+    partial = snapshot_dir.with_name(snapshot_dir.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    copy_tree(data_dir, partial)
+    partial.rename(snapshot_dir)
+    return time.monotonic() - started
+
+
+_WAL_SEGMENT = re.compile(r"[0-9A-F]{24}")
+
+
+def _unneeded_wal(snapshot_dir: Path, bin_dir: Path | None) -> list[Path]:
+    """PostgreSQL after a clean shutdown reads only the WAL segment holding its shutdown
+    checkpoint at the next start; the others are recycled future segments (up to max_wal_size
+    of them after a prepare: half of a 4 x 1M-row data directory) or already checkpointed."""
+    program = find_program(
+        ["pg_controldata"], bin_dir=postgres_bin_dir(bin_dir), what="PostgreSQL's pg_controldata"
+    )
+    done = subprocess.run(
+        [str(program), str(snapshot_dir)], capture_output=True, text=True, check=False
+    )
+    facts = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in done.stdout.splitlines())
+    )
+    redo = facts.get("Latest checkpoint's REDO WAL file")
+    if done.returncode != 0 or facts.get("Database cluster state") != "shut down" or not redo:
+        return []  # not cleanly shut down: keep everything
+    return [
+        f
+        for f in (snapshot_dir / "pg_wal").iterdir()
+        if _WAL_SEGMENT.fullmatch(f.name) and f.name != redo
+    ]
+
+
+def snapshot_server(server: ManagedServer, snapshot_dir: Path) -> float:
+    """Copies a stopped managed server's data directory (PostgreSQL: without the WAL
+    segments the next start does not read); returns the seconds it took."""
+    started = time.monotonic()
+    take_snapshot(server.data_dir, snapshot_dir)
+    if server.engine == "postgresql":
+        for segment in _unneeded_wal(snapshot_dir, server.settings.bin_dir):
+            segment.unlink()
+    return time.monotonic() - started
+
+
+def restore_snapshot(snapshot_dir: Path, data_dir: Path) -> float:
+    """Replaces a stopped server's data directory by the snapshot's; returns the seconds."""
+    started = time.monotonic()
+    empty_dir(data_dir)  # keeps the directory itself, owned by the server's account
+    copy_tree(snapshot_dir, data_dir)
+    return time.monotonic() - started

@@ -1,0 +1,446 @@
+"""Reads a lab file (TOML) into a LabSpec, checking every key, type and name before anything
+starts. Errors are one line: `FILE:LINE: KEY: what is wrong; how to fix it`."""
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar, cast, get_args
+
+from oltplab.catalog import Catalog, load_catalog
+from oltplab.documents.lab import LabSpec, Order, Restore, ServerSpec, WorkloadSpec
+from oltplab.exceptions import ConfigError
+from oltplab.lab.tomlwhere import Path_, line_of
+from oltplab.metrics import METRIC_KINDS
+from oltplab.servers import SERVER_CLASSES
+
+EXTERNAL = "external"
+ENGINES = (*SERVER_CLASSES, EXTERNAL)
+DEFAULT_CONFIG = "default"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
+# Options the lab sets itself for every cell: they belong in [lab] or the workload's lists.
+_LAB_OWNED = {
+    "threads": "threads = [...]",
+    "rate": "rate = [...]",
+    "time": "[lab] time",
+    "warmup_time": "[lab] warmup_time",
+    "report_interval": "[lab] report_interval",
+}
+_T = TypeVar("_T")
+
+
+class LabFileError(ConfigError):
+    pass
+
+
+class _Reader:
+    def __init__(self, source: str, text: str, catalog: Catalog | None) -> None:
+        self.source, self.text, self._catalog = source, text, catalog
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = load_catalog()
+        return self._catalog
+
+    def fail(self, path: Path_, problem: str) -> LabFileError:
+        key = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path)
+        key = key.replace(".[", "[")
+        line = line_of(self.text, path)
+        return LabFileError(f"{self.source}:{line}: {key or 'lab file'}: {problem}")
+
+    def table(self, doc: Any, path: Path_, keys: Mapping[str, str]) -> dict[str, Any]:
+        """A table whose keys must be among `keys` (name -> what it is, for the message)."""
+        if not isinstance(doc, dict):
+            raise self.fail(path, f"must be a table, not {_kind(doc)}")
+        for key in doc:
+            if key not in keys:
+                raise self.fail(
+                    (*path, key), f"unknown key; {_known(path)} takes: {', '.join(keys)}"
+                )
+        return doc
+
+    def get(
+        self,
+        doc: Mapping[str, Any],
+        path: Path_,
+        key: str,
+        check: Callable[[Any], _T | None],
+        expected: str,
+        default: _T | None = None,
+        required: bool = False,
+    ) -> _T:
+        if key not in doc:
+            if required:
+                raise self.fail(path, f"needs `{key}` ({expected})")
+            return cast(_T, default)
+        value = check(doc[key])
+        if value is None:
+            raise self.fail((*path, key), f"must be {expected}, not {_show(doc[key])}")
+        return value
+
+    def name(self, path: Path_, value: str, what: str) -> str:
+        if not _NAME.fullmatch(value):
+            raise self.fail(
+                path, f"{what} {value!r} must be letters, digits, _ and - (it names directories)"
+            )
+        return value
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a table", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number"
+    )
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _known(path: Path_) -> str:
+    return f"[{'.'.join(str(p) for p in path)}]" if path else "the lab file"
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _number(minimum: float, strict: bool) -> Callable[[Any], float | None]:
+    def check(v: Any) -> float | None:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return None
+        ok = v > minimum if strict else v >= minimum
+        return float(v) if ok and v == v and v != float("inf") else None
+
+    return check
+
+
+def _int(minimum: int) -> Callable[[Any], int | None]:
+    def check(v: Any) -> int | None:
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= minimum else None
+
+    return check
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
+    return lambda v: v if v in choices else None
+
+
+def _scalar_table(v: Any) -> dict[str, Any] | None:
+    if not isinstance(v, dict):
+        return None
+    ok = all(isinstance(x, str | int | float | bool) for x in v.values())
+    return dict(v) if ok else None
+
+
+_TOP = {
+    "lab": "the lab",
+    "client": "the client",
+    "servers": "servers",
+    "workloads": "workloads",
+    "scales": "scales",
+}
+# [scales.NAME]: a smaller (or larger) version of the same lab, chosen with --scale NAME.
+_SCALE = {
+    k: k for k in ("time", "warmup_time", "repeats", "cooldown", "threads", "rate", "options")
+}
+_LAB = {
+    k: k
+    for k in (
+        "name",
+        "time",
+        "warmup_time",
+        "repeats",
+        "order",
+        "seed",
+        "restore",
+        "cooldown",
+        "report_interval",
+        "metrics",
+    )
+}
+_CLIENT = {"cpus": "CPU list"}
+_SERVER = {k: k for k in ("engine", "url", "cpus", "max_connections", "settings", "configs")}
+_WORKLOAD = {k: k for k in ("name", "label", "threads", "rate", "options")}
+
+
+def _apply_scale(r: _Reader, doc: dict[str, Any], scale: str | None) -> None:
+    """Overlays [scales.NAME] on [lab] and every [[workloads]] (in place)."""
+    scales = doc.get("scales", {})
+    if not isinstance(scales, dict):
+        raise r.fail(("scales",), "must be a table of scales, [scales.NAME]")
+    for name, raw in scales.items():
+        r.table(raw, ("scales", name), _SCALE)
+    if scale is None:
+        return
+    if scale not in scales:
+        known = ", ".join(scales) or "none"
+        raise LabFileError(f"{r.source}: no [scales.{scale}] in the lab file (it has: {known})")
+    chosen = scales[scale]
+    lab = doc.setdefault("lab", {})
+    for key in ("time", "warmup_time", "repeats", "cooldown"):
+        if key in chosen and isinstance(lab, dict):
+            lab[key] = chosen[key]
+    for w in doc.get("workloads", []) if isinstance(doc.get("workloads"), list) else []:
+        if not isinstance(w, dict):
+            continue
+        for key in ("threads", "rate"):
+            if key in chosen and key in w:
+                w[key] = chosen[key]
+        if isinstance(chosen.get("options"), dict) and isinstance(w.get("options", {}), dict):
+            w["options"] = dict(w.get("options", {})) | chosen["options"]
+
+
+def read_lab_text(
+    text: str, source: str, catalog: Catalog | None = None, scale: str | None = None
+) -> LabSpec:
+    """Parses and checks a lab file's text; `source` names it in errors; `scale` picks a
+    [scales.NAME] overlay."""
+    r = _Reader(source, text, catalog)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        line = re.search(r"line (\d+)", str(e))
+        raise LabFileError(
+            f"{source}:{line.group(1) if line else 1}: not valid TOML: {e}"
+        ) from None
+    r.table(doc, (), _TOP)
+    _apply_scale(r, doc, scale)
+    lab = r.table(doc.get("lab", {}), ("lab",), _LAB)
+    if "lab" not in doc:
+        raise r.fail((), 'needs a [lab] table with at least name = "..."')
+    client = r.table(doc.get("client", {}), ("client",), _CLIENT)
+    name = r.name(
+        ("lab", "name"), r.get(lab, ("lab",), "name", _str, "a string", required=True), "lab name"
+    )
+    metrics = r.get(
+        lab, ("lab",), "metrics", _metric_list, f"a list of {METRIC_KINDS}", list(METRIC_KINDS)
+    )
+    servers = _servers(r, doc)
+    workloads = _workloads(r, doc)
+    return LabSpec(
+        name=name,
+        time_s=r.get(lab, ("lab",), "time", _number(0, True), "seconds > 0", 60.0),
+        warmup_time_s=r.get(lab, ("lab",), "warmup_time", _number(0, False), "seconds >= 0", 0.0),
+        repeats=r.get(lab, ("lab",), "repeats", _int(1), "an integer >= 1", 1),
+        order=cast(
+            Order,
+            r.get(
+                lab,
+                ("lab",),
+                "order",
+                _choice(get_args(Order)),
+                f"one of {get_args(Order)}",
+                "interleaved",
+            ),
+        ),
+        seed=r.get(lab, ("lab",), "seed", _int(0), "an integer >= 0", 1),
+        restore=cast(
+            Restore,
+            r.get(
+                lab,
+                ("lab",),
+                "restore",
+                _choice(get_args(Restore)),
+                f"one of {get_args(Restore)}",
+                "auto",
+            ),
+        ),
+        cooldown_s=r.get(lab, ("lab",), "cooldown", _number(0, False), "seconds >= 0", 0.0),
+        report_interval_s=r.get(
+            lab, ("lab",), "report_interval", _number(0, True), "seconds > 0", 1.0
+        ),
+        metrics=tuple(metrics),
+        client_cpus=_cpus(r, client, ("client",)),
+        servers=servers,
+        workloads=workloads,
+    )
+
+
+def _metric_list(v: Any) -> list[str] | None:
+    if isinstance(v, list) and all(x in METRIC_KINDS for x in v):
+        return list(dict.fromkeys(v))
+    return None
+
+
+def _cpus(r: _Reader, doc: Mapping[str, Any], path: Path_) -> str | None:
+    from oltplab.servers.pinning import parse_cpu_list
+
+    cpus = r.get(doc, path, "cpus", _str, 'a CPU list such as "0" or "0-1"')
+    if cpus is not None:
+        try:
+            parse_cpu_list(cpus)
+        except ConfigError as e:
+            raise r.fail((*path, "cpus"), str(e)) from None
+    return cpus
+
+
+def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
+    servers = doc.get("servers")
+    if servers is None or servers == {}:
+        raise r.fail((), 'needs at least one [servers.NAME] table (engine = "mariadb", ...)')
+    if not isinstance(servers, dict):
+        raise r.fail(("servers",), "must be a table of servers, [servers.NAME]")
+    out = []
+    for name, raw in servers.items():
+        path: Path_ = ("servers", name)
+        r.name(path, name, "server name")
+        s = r.table(raw, path, _SERVER)
+        engine = r.get(s, path, "engine", _choice(ENGINES), f"one of {ENGINES}", required=True)
+        url = r.get(s, path, "url", _str, "a database URL")
+        if engine == EXTERNAL and url is None:
+            raise r.fail(path, 'an external server needs url = "mysql://..." or "postgresql://..."')
+        if engine != EXTERNAL and url is not None:
+            raise r.fail(
+                (*path, "url"), "only an external server takes a url; managed ones have their own"
+            )
+        settings: dict[str, Any] = r.get(
+            s, path, "settings", _scalar_table, "a table of name = value", {}
+        )
+        configs_raw: dict[str, Any] = r.get(
+            s,
+            path,
+            "configs",
+            lambda v: v if isinstance(v, dict) else None,
+            "a table of configs",
+            {},
+        )
+        if engine == EXTERNAL and (settings or configs_raw):
+            raise r.fail(
+                path,
+                "an external server cannot be configured by the lab: remove settings and configs",
+            )
+        configs: dict[str, dict[str, Any]] = {}
+        for cname, cvars in configs_raw.items():
+            cpath: Path_ = (*path, "configs", cname)
+            r.name(cpath, cname, "config name")
+            checked = _scalar_table(cvars)
+            if checked is None:
+                raise r.fail(cpath, "must be a table of server variables, name = value")
+            configs[cname] = checked
+        _check_variables(r, engine, path, settings, configs)
+        max_conn = r.get(s, path, "max_connections", _int(1), "an integer >= 1")
+        out.append(
+            ServerSpec(
+                name=name,
+                engine=engine,
+                url=url,
+                cpus=_cpus(r, s, path),
+                max_connections=max_conn,
+                settings=settings,
+                configs=configs or {DEFAULT_CONFIG: {}},
+            )
+        )
+    return tuple(out)
+
+
+def _check_variables(
+    r: _Reader,
+    engine: str,
+    path: Path_,
+    settings: dict[str, Any],
+    configs: dict[str, dict[str, Any]],
+) -> None:
+    from oltplab.servers.settings import check_variable
+
+    cls = SERVER_CLASSES.get(engine)
+    for where, variables in [((*path, "settings"), settings)] + [
+        ((*path, "configs", c), v) for c, v in configs.items()
+    ]:
+        for key, value in variables.items():
+            try:
+                check_variable(key, value)
+            except ConfigError as e:
+                raise r.fail((*where, key), str(e)) from None
+            if key == "max_connections":
+                raise r.fail((*where, key), f"set it as [servers.{path[1]}] max_connections = N")
+            if cls is not None and key.replace("-", "_") in cls.managed_variables:
+                raise r.fail((*where, key), "oltplab sets this variable itself; remove it")
+
+
+def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
+    raw = doc.get("workloads")
+    if raw is None or raw == []:
+        raise r.fail(
+            (), 'needs at least one [[workloads]] table (name = "oltp_read_only", threads = [...])'
+        )
+    if not isinstance(raw, list):
+        raise r.fail(("workloads",), "must be an array of tables: write [[workloads]]")
+    out: list[WorkloadSpec] = []
+    for i, item in enumerate(raw):
+        path: Path_ = ("workloads", i)
+        w = r.table(item, path, _WORKLOAD)
+        name = r.get(w, path, "name", _str, "a workload name", required=True)
+        if name not in r.catalog.names:
+            raise r.fail(
+                (*path, "name"),
+                f"unknown workload {name!r}; choose one of: {', '.join(r.catalog.names)}",
+            )
+        label = r.get(w, path, "label", _str, "a string")
+        if label is not None:
+            r.name((*path, "label"), label, "label")
+        threads: list[int] = r.get(
+            w, path, "threads", _positive_ints, "a non-empty list of integers >= 1", []
+        )
+        rate: list[float] = r.get(
+            w, path, "rate", _positive_numbers, "a non-empty list of rates > 0", []
+        )
+        if not threads and not rate:
+            raise r.fail(
+                path, "needs threads = [N, ...] (closed loop) or rate = [R, ...] (open loop)"
+            )
+        if rate and len(threads) > 1:
+            raise r.fail(
+                (*path, "threads"), "with rate = [...], give at most one thread count (the pool)"
+            )
+        options: dict[str, Any] = r.get(
+            w,
+            path,
+            "options",
+            lambda v: dict(v) if isinstance(v, dict) else None,
+            "a table of options",
+            {},
+        )
+        for key in options:
+            owner = _LAB_OWNED.get(key.replace("-", "_"))
+            if owner is not None:
+                raise r.fail(
+                    (*path, "options", key), f"the lab sets this for every cell: use {owner}"
+                )
+        try:
+            r.catalog.resolve(name, options)
+        except ConfigError as e:
+            raise r.fail((*path, "options"), str(e)) from None
+        spec = WorkloadSpec(
+            name=name, threads=tuple(threads), rate=tuple(rate), options=options, label=label
+        )
+        if any(o.key == spec.key for o in out):
+            raise r.fail((*path, "name"), f'a second {spec.key!r}: give one of them label = "..."')
+        out.append(spec)
+    return tuple(out)
+
+
+def _positive_ints(v: Any) -> list[int] | None:
+    if isinstance(v, list) and v and all(_int(1)(x) is not None for x in v):
+        return list(dict.fromkeys(v))
+    return None
+
+
+def _positive_numbers(v: Any) -> list[float] | None:
+    if isinstance(v, list) and v and all(_number(0, True)(x) is not None for x in v):
+        return [float(x) for x in dict.fromkeys(v)]
+    return None
+
+
+def read_lab_file(
+    path: Path, catalog: Catalog | None = None, scale: str | None = None
+) -> tuple[LabSpec, str]:
+    """(the lab, the file's text); a one-line LabFileError when unreadable or invalid."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LabFileError(f"{path}: no such lab file; give the path of a .toml lab file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise LabFileError(f"{path}: cannot read the lab file: {e}") from None
+    return read_lab_text(text, str(path), catalog, scale), text

@@ -1,0 +1,87 @@
+"""The lab's servers: one managed server per [servers.NAME] under DIR/servers/NAME, started
+with the settings of the config a cell needs (a config change is a restart), pinned to its
+CPUs, and only one server running at a time so that cells do not share the host."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oltplab.documents.lab import SERVERS_DIR, LabSpec, ServerSpec
+from oltplab.lab.plan import effective_variables
+from oltplab.servers import ManagedServer, ServerSettings, create_server, open_server
+from oltplab.servers.pinning import cpus_allowed_list, parse_cpu_list, pin_session
+from oltplab.servers.state import read_state
+
+# Room above the largest thread count for the administrator and the metrics connection.
+_SPARE_CONNECTIONS = 50
+
+
+def max_connections(spec: LabSpec, server: ServerSpec) -> int:
+    if server.max_connections is not None:
+        return server.max_connections
+    largest = max(max(w.threads, default=1) for w in spec.workloads)
+    return max(ServerSettings().max_connections, largest + _SPARE_CONNECTIONS)
+
+
+@dataclass
+class LabServers:
+    spec: LabSpec
+    lab_dir: Path
+    running: dict[str, tuple[str, ManagedServer]] = field(default_factory=dict)
+
+    def base_dir(self, name: str) -> Path:
+        return self.lab_dir / SERVERS_DIR / name
+
+    def stop_leftovers(self) -> None:
+        """Stops servers a killed earlier lab process left running (resume)."""
+        for s in self.spec.servers:
+            if s.managed and read_state(self.base_dir(s.name)) is not None:
+                open_server(self.base_dir(s.name)).stop()
+
+    def handle(self, server: ServerSpec, config: str) -> ManagedServer:
+        """The server object for `config` (not started)."""
+        settings = ServerSettings(
+            max_connections=max_connections(self.spec, server),
+            variables=dict(server.settings | server.configs[config]),
+        )
+        return create_server(server.engine, self.base_dir(server.name), settings)
+
+    def current(self, name: str) -> ManagedServer | None:
+        entry = self.running.get(name)
+        return None if entry is None else entry[1]
+
+    def ensure(self, server: ServerSpec, config: str) -> tuple[ManagedServer, bool]:
+        """The server running with `config` (other servers stopped); True if (re)started."""
+        for other in list(self.running):
+            if other != server.name:
+                self.stop(other)
+        entry = self.running.get(server.name)
+        if entry is not None and entry[0] == config and entry[1].is_running():
+            return entry[1], False
+        self.stop(server.name)
+        managed = self.handle(server, config)
+        managed.start()
+        self.running[server.name] = (config, managed)
+        self.pin(server, managed)
+        return managed, True
+
+    def pin(self, server: ServerSpec, managed: ManagedServer) -> None:
+        pid = managed.pid()
+        if server.cpus is not None and pid is not None:
+            pin_session(pid, parse_cpu_list(server.cpus))
+
+    def cpus_allowed(self, name: str) -> str | None:
+        managed = self.current(name)
+        pid = managed.pid() if managed is not None else None
+        return None if pid is None else cpus_allowed_list(pid)
+
+    def stop(self, name: str) -> None:
+        entry = self.running.pop(name, None)
+        if entry is not None:
+            entry[1].stop()
+
+    def stop_all(self) -> None:
+        for name in list(self.running):
+            self.stop(name)
+
+    def variables_of(self, server: ServerSpec, config: str) -> dict[str, str]:
+        return effective_variables(server, config)

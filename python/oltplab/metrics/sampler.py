@@ -1,0 +1,130 @@
+"""Samples system.csv and server.csv on the run's interval grid.
+
+The run's event handler passes each engine event to `on_event`; an "interval" event queues
+its `t_s` and returns at once (the engine's reporter must never wait for us). A thread of
+its own takes the sample and appends one row per file with exactly that `t_s`. When a sample
+is slow (a stalled server answering late), ticks that queued meanwhile get empty server
+cells rather than values read at the wrong time.
+"""
+
+import contextlib
+import csv
+import queue
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+from oltplab._types import Json
+from oltplab.documents.run import SERVER_METRICS_FILE, SYSTEM_METRICS_FILE
+from oltplab.exceptions import ConfigError
+from oltplab.metrics import system
+from oltplab.metrics.server import ServerProbe, server_row
+from oltplab.rundir.intervals import t_s_cell
+
+METRIC_KINDS = ("system", "server")
+_STOP = -1.0
+
+
+def parse_metrics(text: str | None) -> tuple[str, ...]:
+    """`--metrics system,server` -> ("system", "server"); a ConfigError for unknown names."""
+    if not text:
+        return ()
+    kinds = tuple(dict.fromkeys(k.strip() for k in text.split(",") if k.strip()))
+    for kind in kinds:
+        if kind not in METRIC_KINDS:
+            raise ConfigError(
+                f"--metrics: unknown kind '{kind}'; choose from: {', '.join(METRIC_KINDS)}"
+            )
+    return kinds
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else f"{value:.10g}"
+
+
+class MetricsSampler:
+    def __init__(self, run_dir: Path, kinds: Sequence[str], db_url: str) -> None:
+        self.kinds = tuple(kinds)
+        self._run_dir = run_dir
+        self._probe = ServerProbe(db_url) if "server" in self.kinds else None
+        self._ticks: queue.Queue[float] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._files: list[IO[str]] = []
+        self._system_writer: csv.DictWriter[str] | None = None
+        self._server_writer: csv.DictWriter[str] | None = None
+
+    @property
+    def files(self) -> dict[str, str]:
+        """run.json's `files` entries of what this sampler writes."""
+        names = {"system": SYSTEM_METRICS_FILE, "server": SERVER_METRICS_FILE}
+        return {kind: names[kind] for kind in self.kinds}
+
+    def start(self) -> None:
+        """Opens the files and takes the baseline samples (call just before the run)."""
+        self._system_prev = system.snapshot()
+        if "system" in self.kinds:
+            self._system_writer = self._open(SYSTEM_METRICS_FILE, system.columns(self._system_prev))
+        if self._probe is not None:
+            self._probe.start()
+            self._server_prev = self._probe.sample()
+            # Columns the server does not have (Threadpool_* without the pool) are left out.
+            self._server_columns = [
+                c for c in self._probe.columns() if c[0] in self._server_prev[1]
+            ]
+            self._server_writer = self._open(
+                SERVER_METRICS_FILE, [name for name, _ in self._server_columns]
+            )
+        self._thread = threading.Thread(target=self._work, name="oltplab-metrics", daemon=True)
+        self._thread.start()
+
+    def on_event(self, event: Json) -> None:
+        if event.get("event") == "interval":
+            self._ticks.put(float(event["t_s"]))
+
+    def close(self) -> None:
+        """Writes the rows still queued, then closes the files and the server connection."""
+        if self._thread is not None:
+            self._ticks.put(_STOP)
+            self._thread.join()
+            self._thread = None
+        if self._probe is not None:
+            self._probe.close()
+        for f in self._files:
+            with contextlib.suppress(OSError):
+                f.close()
+
+    def _open(self, name: str, columns: list[str]) -> "csv.DictWriter[str]":
+        f = (self._run_dir / name).open("w", newline="", encoding="utf-8")
+        self._files.append(f)
+        writer = csv.DictWriter(f, fieldnames=["t_s", *columns], lineterminator="\n")
+        writer.writeheader()
+        f.flush()
+        return writer
+
+    def _work(self) -> None:
+        while True:
+            t_s = self._ticks.get()
+            if t_s == _STOP:
+                return
+            late = self._ticks.qsize() > 0  # another tick is waiting: this one is stale
+            self._sample(t_s, late)
+
+    def _sample(self, t_s: float, late: bool) -> None:
+        if self._system_writer is not None:
+            now = system.snapshot()
+            values = system.row(self._system_prev, now)
+            self._system_prev = now
+            cells = {k: _cell(v) for k, v in values.items()}
+            self._system_writer.writerow({"t_s": t_s_cell(t_s)} | cells)
+        if self._server_writer is not None and self._probe is not None:
+            server_cells: dict[str, str] = {}
+            if not late:
+                sample = self._probe.sample()
+                if sample[1]:
+                    row = server_row(self._server_columns, self._server_prev, sample)
+                    server_cells = {k: _cell(v) for k, v in row.items()}
+                    self._server_prev = sample
+            self._server_writer.writerow({"t_s": t_s_cell(t_s)} | server_cells)
+        for f in self._files:
+            f.flush()

@@ -1,0 +1,89 @@
+"""Every cell starts from the prepared data (CHECKSUM TABLE on MariaDB, an ordered hash on
+PostgreSQL), prepare runs once per server, and write workloads show log bytes in server.csv."""
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import oltplab.lab.cell as cell_module
+from oltplab.documents.lab import CellRecord
+from oltplab.lab.execute import run_lab
+from oltplab.lab.labfile import read_lab_text
+from oltplab.servers import MariaDBServer, PostgresServer
+from oltplab.servers.base import ManagedServer
+
+LAB = """\
+[lab]
+name = "restore"
+time = 2
+repeats = 2
+restore = "auto"
+
+[servers.mdb]
+engine = "mariadb"
+
+[servers.pg]
+engine = "postgresql"
+
+[[workloads]]
+name = "oltp_delete"
+threads = [2]
+options = { tables = 2, table_size = 500 }
+
+[[workloads]]
+name = "oltp_insert"
+threads = [2]
+options = { tables = 2, table_size = 500 }
+"""
+
+
+def checksum(server: ManagedServer) -> str:
+    if server.engine == "mariadb":
+        rows = server.query("CHECKSUM TABLE sbtest1, sbtest2", database="sbtest")
+        return ",".join(r[1] for r in rows)
+    sql = (
+        "SELECT md5(string_agg(t::text, ',' ORDER BY t.id)) || md5(string_agg(u::text, ',' "
+        "ORDER BY u.id)) FROM sbtest1 t FULL JOIN sbtest2 u ON false"
+    )
+    return server.query(sql, database="sbtest")[0][0]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_cells_start_from_the_prepared_data(
+    lab_dir: Path,
+    mariadb: MariaDBServer,
+    postgres: PostgresServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    del mariadb, postgres  # the lab starts its own servers
+    seen: dict[str, list[str]] = {"mdb": [], "pg": []}
+    original = cell_module.execute_cell
+
+    def checked(ctx: cell_module.LabContext, cell: CellRecord, url: str) -> Any:
+        server = ctx.servers.current(cell.server)
+        assert server is not None
+        seen[cell.server].append(checksum(server))
+        return original(ctx, cell, url)
+
+    monkeypatch.setattr("oltplab.lab.execute.execute_cell", checked)
+    spec = read_lab_text(LAB, "restore.toml")
+    outcome = run_lab(spec, Path("restore.toml"), LAB, lab_dir, quiet=True)
+    assert not outcome.interrupted
+    assert [c.status for c in outcome.doc.cells] == ["done"] * 8
+    assert sorted(p.server for p in outcome.doc.prepared) == ["mdb", "pg"]  # once per server
+    for server, sums in seen.items():
+        assert len(sums) == 4
+        assert len(set(sums)) == 1, f"{server}: a cell started from changed data: {sums}"
+    # Restored before every cell but each server's first (which follows its prepare).
+    restored = [c for c in outcome.doc.cells if c.restore_s is not None]
+    assert len(restored) == 6
+    # Write workloads write log: server.csv shows it per second.
+    for cell, column in (("mdb", "innodb_log_written_bytes_per_s"), ("pg", "wal_bytes_per_s")):
+        run_dir = lab_dir / "runs" / f"{cell}.default.oltp_insert.t2.r1"
+        with (run_dir / "server.csv").open(encoding="utf-8") as f:
+            values = [float(r[column]) for r in csv.DictReader(f) if r[column]]
+        assert values
+        assert max(values) > 0
