@@ -48,7 +48,8 @@ def tps_series(shape: Shape) -> np.ndarray:
     level *= 1 + shape.noise * rng.standard_normal(n)
     for start, length in shape.stalls:
         level[(t >= start) & (t < start + length)] = 0.0
-    return np.maximum(level, 0.0)
+    clipped: np.ndarray = np.maximum(level, 0.0)
+    return clipped
 
 
 def interval_event(t_s: float, tps: float, interval_s: float, threads: int) -> Json:

@@ -32,7 +32,8 @@ def test_writes_html_png_and_svg(
     printed = capsys.readouterr().out
     assert str(out) in printed
     html = out.read_text()
-    assert html.startswith("<!DOCTYPE html>") and "vegaEmbed" in html
+    assert html.startswith("<!DOCTYPE html>")
+    assert "vegaEmbed" in html
     assert "http://" not in html.split("<script>", 1)[0]  # no external stylesheet or font
     pngs, svgs = sorted((tmp_path / "png").iterdir()), sorted((tmp_path / "svg").iterdir())
     assert len(pngs) == len(svgs) > 0
@@ -41,7 +42,8 @@ def test_writes_html_png_and_svg(
 
 def _error(capsys: pytest.CaptureFixture[str]) -> str:
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "Traceback" not in err
+    assert "\n" not in err
+    assert "Traceback" not in err
     return err
 
 
@@ -74,4 +76,5 @@ def test_without_the_report_extra(
     monkeypatch.setitem(sys.modules, "vl_convert", None)  # import vl_convert raises ImportError
     assert main(["report", str(built.runs[0])]) == 2
     err = _error(capsys)
-    assert "vl-convert-python" in err and "pip install 'oltplab[report]'" in err
+    assert "vl-convert-python" in err
+    assert "pip install 'oltplab[report]'" in err

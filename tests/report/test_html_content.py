@@ -168,7 +168,8 @@ def test_png_and_svg_of_every_chart(built: Built, tmp_path: Path) -> None:
     assert len(pngs) == len(svgs) == len(built.report.charts)
     for png, svg in zip(pngs, svgs, strict=True):
         root = svg.read_text()
-        assert root.startswith("<svg") and "</svg>" in root
+        assert root.startswith("<svg")
+        assert "</svg>" in root
         width = float(root.split('width="', 1)[1].split('"', 1)[0])
         height = float(root.split('height="', 1)[1].split('"', 1)[0])
         image = Image.open(png)
@@ -188,5 +189,6 @@ def test_decimation_keeps_a_one_interval_stall() -> None:
     frame = pd.DataFrame({"t_s": np.arange(n, dtype=float), "tps": tps, "interval_s": 1.0})
     kept = min_max_rows(frame, ["tps"])
     assert len(kept) <= 1300
-    assert 0.0 in set(kept["tps"]) and 2000.0 in set(kept["tps"])
+    assert 0.0 in set(kept["tps"])
+    assert 2000.0 in set(kept["tps"])
     assert kept["t_s"].is_monotonic_increasing

@@ -49,7 +49,8 @@ def test_the_stall_is_marked_when_the_server_was_paused(
             report_interval=INTERVAL_S,
         )
     assert run.complete, run["error"]
-    assert pauser.stop_s is not None and pauser.cont_s is not None
+    assert pauser.stop_s is not None
+    assert pauser.cont_s is not None
 
     report = build_report([out])
     timeline = next(c for c in report.charts if c.name.startswith("timeline-"))

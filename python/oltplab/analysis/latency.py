@@ -102,4 +102,4 @@ def mean_value(histogram: HdrHistogram) -> float:
     for index in np.flatnonzero(counts):
         value = histogram.get_value_from_index(int(index))
         total += int(counts[index]) * histogram._hdr_median_equiv_value(value)
-    return float(total) / histogram.total_count
+    return float(total) / int(histogram.total_count)

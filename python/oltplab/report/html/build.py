@@ -71,7 +71,7 @@ def build_report(paths: Sequence[str | Path], *, level: float = 0.95) -> Report:
     sections[0] = _what_ran(data)
     compared = " vs ".join(configs) if 1 < len(configs) <= 4 else ", ".join(configs[:4])
     if inputs.lab_dirs:
-        title = f"Lab {', '.join(p.name for p in inputs.lab_dirs)}: {compared}"
+        title = f"Lab {', '.join(doc.lab.name for _, doc in inputs.labs)}: {compared}"
     else:
         title = f"{', '.join(data.workloads)}: {compared}"
     subtitle = (

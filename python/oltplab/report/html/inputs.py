@@ -1,53 +1,55 @@
-"""What `oltplab report` was given: run directories and lab directories, resolved to the run
-directories they hold. Anything else is bad input (one line, exit 2)."""
+"""What `oltplab report` was given: run directories, lab directories (read through the lab's
+typed document and its selectors, as `show` and `compare` read them) and selectors such as
+`config=pool-of-threads`. Anything else is bad input (one line, exit 2)."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.documents.lab import LabDocument, read_lab_document
 from oltplab.exceptions import ConfigError
-from oltplab.rundir.manifest import MANIFEST_FILE
-
-LAB_FILE = "lab.json"
-LAB_RUNS = "runs"
+from oltplab.lab.select import lab_runs, split_args
+from oltplab.documents.run import MANIFEST_FILE
 
 
 @dataclass(frozen=True)
 class Inputs:
     run_dirs: tuple[Path, ...]
-    lab_dirs: tuple[Path, ...]
+    labs: tuple[tuple[Path, LabDocument], ...]  # each lab directory with its lab.json
+
+    @property
+    def lab_dirs(self) -> tuple[Path, ...]:
+        return tuple(path for path, _ in self.labs)
 
 
 def resolve(paths: Sequence[str | Path]) -> Inputs:
-    """Run directories in the order given; a lab directory contributes its runs/<cell>/
-    directories in name order."""
+    """Run directories in the order given; a lab directory contributes its done cells'
+    run directories (narrowed by any selectors), in the lab's cell order."""
     if not paths:
         raise ConfigError("oltplab report needs at least one run or lab directory")
+    plain, lab_dirs, selectors = split_args([str(p) for p in paths])
+    if selectors and not lab_dirs:
+        raise ConfigError(f"selector {'='.join(selectors[0])} needs a lab directory to select from")
     runs: list[Path] = []
-    labs: list[Path] = []
-    for given in paths:
+    for given in plain:
         path = Path(given)
         if path.name == MANIFEST_FILE and path.is_file():
             path = path.parent
-        if (path / MANIFEST_FILE).is_file():
-            runs.append(path)
-        elif (path / LAB_FILE).is_file():
-            labs.append(path)
-            runs += _lab_runs(path)
-        elif not path.exists():
+        if not path.exists():
             raise ConfigError(f"{path} does not exist; give a run directory or a lab directory")
-        else:
+        if not (path / MANIFEST_FILE).is_file():
             raise ConfigError(
                 f"{path} is neither a run directory (no {MANIFEST_FILE}) nor a lab directory "
-                f"(no {LAB_FILE}); give a directory that `oltplab run --out` or `oltplab lab run` "
+                "(no lab.json); give a directory that `oltplab run --out` or `oltplab lab run` "
                 "wrote"
             )
+        runs.append(path)
+    labs = []
+    for lab in lab_dirs:
+        found = lab_runs(lab, selectors)
+        if not found:
+            raise ConfigError(f"lab directory {lab} has no done cells to report (yet)")
+        runs += found
+        labs.append((lab, read_lab_document(lab)))
     unique = tuple(dict.fromkeys(p.resolve() for p in runs))
     return Inputs(unique, tuple(labs))
-
-
-def _lab_runs(lab: Path) -> Iterable[Path]:
-    found = sorted(p.parent for p in (lab / LAB_RUNS).glob(f"*/{MANIFEST_FILE}"))
-    if not found:
-        raise ConfigError(f"lab directory {lab} has no runs yet ({lab / LAB_RUNS} is empty)")
-    return found

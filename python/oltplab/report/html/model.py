@@ -13,6 +13,7 @@ from oltplab.analysis.compare import Comparison, compare
 from oltplab.analysis.relative import RelativeTable, relative_table
 from oltplab.analysis.run_analysis import RunAnalysis, analyse, server_label
 from oltplab.analysis.sweep import Sweep, sweep
+from oltplab.documents.lab import LabDocument
 from oltplab.exceptions import ConfigError
 from oltplab.report.html.inputs import Inputs
 from oltplab.report.html.palette import colours
@@ -81,7 +82,7 @@ class ReportData:
     configs: tuple[str, ...]  # in order of first appearance: the baseline first
     colours: dict[str, str]
     level: float
-    lab_dirs: tuple[Path, ...] = ()
+    labs: tuple[tuple[Path, LabDocument], ...] = ()  # lab directories and their lab.json
     notes: list[str] = field(default_factory=list)  # what the report left out, and why
 
     @cached_property
@@ -165,7 +166,7 @@ def load(inputs: Inputs, level: float = 0.95) -> ReportData:
             "report runs that ran at least one interval"
         )
     configs = tuple(dict.fromkeys(v.config for v in views))
-    return ReportData(tuple(views), configs, colours(configs), level, inputs.lab_dirs, notes)
+    return ReportData(tuple(views), configs, colours(configs), level, inputs.labs, notes)
 
 
 def _unique(path: Path, taken: set[str]) -> str:

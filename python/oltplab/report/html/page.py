@@ -37,7 +37,7 @@ def javascript_bundle() -> str:
     """Vega, Vega-Lite and vega-embed in one script (~0.9 MB). vl-convert takes 1.5-5 s to
     build it, so it is kept in the user's cache directory, keyed by the versions inside."""
     snippet = hashlib.sha1(_BUNDLE_SNIPPET.encode()).hexdigest()[:8]
-    versions = f"{vl_convert.__version__}-vl{VL_VERSION}-{snippet}"
+    versions = f"{getattr(vl_convert, '__version__', 'unknown')}-vl{VL_VERSION}-{snippet}"
     cache = _cache_dir() / f"vega-bundle-{versions}.js"
     try:
         return cache.read_text(encoding="utf-8")

@@ -24,8 +24,26 @@ RUN_OPTIONS = {
 
 
 def setup_section(data: ReportData) -> str:
-    parts = [_configs_table(data), _workloads(data), _host(data), _commands(data)]
+    parts = [_labs(data), _configs_table(data), _workloads(data), _host(data), _commands(data)]
     return "".join(parts)
+
+
+def _labs(data: ReportData) -> str:
+    out = []
+    for path, doc in data.labs:
+        states: dict[str, int] = {}
+        for cell in doc.cells:
+            states[cell.status] = states.get(cell.status, 0) + 1
+        counted = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+        lab = doc.lab
+        out.append(
+            f"<p><b>Lab {html.escape(lab.name)}</b> ({html.escape(str(path))}), from "
+            f"<code>{html.escape(doc.source)}</code>: {len(doc.cells)} cells ({counted}); "
+            f"{lab.time_s:g} s per run after {lab.warmup_time_s:g} s warm-up, "
+            f"{lab.repeats} repeat(s), order {html.escape(str(lab.order))}, "
+            f"restore {html.escape(str(lab.restore))}.</p>"
+        )
+    return "".join(out)
 
 
 def _configs_table(data: ReportData) -> str:
@@ -68,20 +86,27 @@ def _workloads(data: ReportData) -> str:
         load = f"connections {', '.join(map(str, threads))}" + (
             f"; target rates {', '.join(f'{x:g}/s' for x in rates)}" if rates else ""
         )
-        times = sorted({_duration(r.analysis.run.manifest) for r in runs})
+        times = _durations([r.analysis.run.manifest for r in runs])
         shown = " ".join(f"--{k.replace('_', '-')}={_plain(v)}" for k, v in shared.items())
         out.append(
             f"<p><b>{html.escape(workload)}</b>: {html.escape(load)}; run length "
-            f"{html.escape(', '.join(times))}; {len(runs)} run(s).<br>"
+            f"{html.escape(times)}; {len(runs)} run(s).<br>"
             f"<code>{html.escape(shown)}</code></p>"
         )
     return "".join(out)
 
 
-def _duration(manifest: dict[str, Any]) -> str:
-    summary = manifest.get("summary") or {}
-    seconds = summary.get("duration_s")
-    return f"{seconds:g} s" if isinstance(seconds, int | float) else "unknown"
+def _durations(manifests: list[dict[str, Any]]) -> str:
+    """The runs' measured lengths: one number, or the range."""
+    found = [
+        float(m["summary"]["duration_s"])
+        for m in manifests
+        if isinstance((m.get("summary") or {}).get("duration_s"), int | float)
+    ]
+    if not found:
+        return "unknown"
+    low, high = min(found), max(found)
+    return f"{low:.3g} s" if f"{low:.3g}" == f"{high:.3g}" else f"{low:.3g}-{high:.3g} s"
 
 
 def _plain(value: Any) -> str:
@@ -91,7 +116,7 @@ def _plain(value: Any) -> str:
 
 
 def _host(data: ReportData) -> str:
-    hosts = {}
+    hosts: dict[tuple[Any, ...], int] = {}
     tools = set()
     for r in data.runs:
         m = r.analysis.run.manifest
@@ -124,8 +149,8 @@ def _host(data: ReportData) -> str:
 
 def _commands(data: ReportData) -> str:
     lines = []
-    for lab in data.lab_dirs:
-        lines.append(f"oltplab lab run {shlex.quote(str(lab / 'lab.toml'))}  # the lab's file")
+    for path, doc in data.labs:
+        lines.append(f"oltplab lab run {shlex.quote(doc.source)} --out {shlex.quote(str(path))}")
     for r in data.runs:
         argv = r.analysis.run.manifest.get("argv")
         if argv:
@@ -144,6 +169,12 @@ def _commands(data: ReportData) -> str:
 def warnings_of(data: ReportData) -> list[str]:
     """Every warning the analysis gave, once: runs' flags, sweeps, comparisons, notes."""
     out = list(data.notes)
+    for _, doc in data.labs:
+        out += [
+            f"cell {c.id}: {c.status}: {c.error or 'no run'}"
+            for c in doc.cells
+            if c.status == "failed"
+        ]
     for r in data.runs:
         flags = [f for f in r.doc["flags"] if f != "stalls"]
         if flags:

@@ -47,8 +47,8 @@ class Datasets:
     def __init__(self) -> None:
         self.values: dict[str, list[dict[str, Any]]] = {}
 
-    def ref(self, name: str, records: Iterable[Mapping[str, Any]]) -> alt.NamedData:
-        self.values[name] = [{k: compact(v) for k, v in r.items()} for r in records]
+    def ref(self, name: str, records: Iterable[Mapping[Any, Any]]) -> alt.NamedData:
+        self.values[name] = [{str(k): compact(v) for k, v in r.items()} for r in records]
         return alt.NamedData(name=name)
 
 

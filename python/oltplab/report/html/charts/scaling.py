@@ -2,6 +2,8 @@
 measured connection counts, tps from 0 with the points' intervals and the USL fit drawn;
 p95 and p99 on a log y. Everything comes from the analysis's sweep."""
 
+from typing import cast
+
 import altair as alt
 import numpy as np
 
@@ -143,4 +145,4 @@ def _latency_chart(
         )
         .add_params(pick)
     )
-    return alt.layer(chart).properties(width=WIDTH, height=260), sets
+    return cast(alt.LayerChart, alt.layer(chart).properties(width=WIDTH, height=260)), sets

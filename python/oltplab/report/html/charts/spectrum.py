@@ -2,6 +2,8 @@
 histograms of all the config's runs added, read at percentiles up to 99.999 on a "nines"
 axis (x = 1/(1-p), log), cut where the count no longer supports the percentile."""
 
+from typing import Any
+
 import altair as alt
 import numpy as np
 
@@ -40,7 +42,7 @@ def merged_steady(runs: list[RunView]) -> object | None:
 
 
 def spectrum_chart(group: Group, configs: list[str], palette: dict[str, str]) -> ReportChart | None:
-    points = []
+    points: list[dict[str, Any]] = []
     for config in configs:
         runs = [r for r in group.runs if r.config == config]
         histogram = merged_steady(runs) if runs else None

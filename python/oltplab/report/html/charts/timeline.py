@@ -3,7 +3,7 @@ cut shaded and stalls marked as bands from the analysis (full-resolution data, s
 decimation can hide them), and below, on the same axis, the host and server metrics when the
 run directories hold them. Drag or wheel on any panel zooms all of them."""
 
-from typing import Any
+from typing import Any, cast
 
 import altair as alt
 import pandas as pd
@@ -26,13 +26,16 @@ from oltplab.report.html.palette import STALL_INK, WARMUP_GREY
 # Metric panels per timeline at most; named ones first (reports.md §1: why did TPS dip?).
 MAX_METRIC_PANELS = 6
 PREFERRED_METRICS = (
-    "checkpoint_age",
-    "dirty_pages",
-    "log_bytes_per_s",
     "cpu_user_pct",
     "cpu_sys_pct",
     "cpu_iowait_pct",
-    "iowait_pct",
+    "innodb_checkpoint_age_bytes",
+    "innodb_pages_dirty",
+    "innodb_log_written_bytes_per_s",
+    "threads_running",
+    "threadpool_threads",
+    "checkpoint_age",
+    "dirty_pages",
 )
 NOT_METRICS = {"t_s", "interval_s", "phase", "step"}
 
@@ -179,7 +182,7 @@ def _latency_panel(
     if long.empty:
         return None
     long["percentile"] = long["percentile"].str.removesuffix("_ms")
-    return (
+    chart: alt.Chart = (
         alt.Chart(sets.ref("latency", long.to_dict("records")))
         .mark_line(interpolate="step-before", strokeWidth=1)
         .encode(
@@ -201,6 +204,7 @@ def _latency_panel(
             ],
         )
     )
+    return chart
 
 
 def _metric_panels(
@@ -255,11 +259,14 @@ def _metric_panels(
 
 def _metric_columns(frame: pd.DataFrame) -> list[str]:
     numeric = frame.select_dtypes("number").columns
-    return [c for c in numeric if c not in NOT_METRICS and frame[c].notna().any()]
+    # A metric that never moved (0 throughout) says nothing about a dip.
+    return [c for c in numeric if c not in NOT_METRICS and frame[c].nunique(dropna=True) > 1]
 
 
 def _titled(layered: alt.LayerChart, x: alt.X) -> alt.LayerChart:
     """A layered panel whose line layer (the last) carries the titled x axis."""
     layers = list(layered.layer)
     layers[-1] = layers[-1].encode(x=x)
-    return alt.layer(*layers).properties(width=layered.width, height=layered.height)
+    return cast(
+        alt.LayerChart, alt.layer(*layers).properties(width=layered.width, height=layered.height)
+    )
