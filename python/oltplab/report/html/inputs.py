@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.documents.lab import LabDocument, read_lab_document
+from oltplab.documents.run import MANIFEST_FILE
 from oltplab.exceptions import ConfigError
 from oltplab.lab.select import lab_runs, split_args
-from oltplab.documents.run import MANIFEST_FILE
 
 
 @dataclass(frozen=True)

@@ -144,7 +144,8 @@ def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
     if warm:
         out.append(
             alt.Chart(sets.ref("warmup", warm))
-            .mark_rect(color=WARMUP_GREY, opacity=0.18)
+            # Runs' warm-ups overlap: together they shade about as much as one.
+            .mark_rect(color=WARMUP_GREY, opacity=min(0.25, 0.5 / len(warm)))
             .encode(
                 x="from_s:Q",
                 x2="to_s:Q",
