@@ -64,4 +64,4 @@ def test_tables_sort_by_number(opened: dict[str, object]) -> None:
     values = opened["sorted"]
     assert isinstance(values, list)
     assert values == sorted(values)
-    assert len(values) > 10  # type: ignore[arg-type]
+    assert len(values) > 10

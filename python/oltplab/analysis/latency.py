@@ -45,6 +45,19 @@ def merged(entries: Sequence[HlogEntry], window: Window | None = None) -> HdrHis
     return total
 
 
+def added(histograms: Sequence[HdrHistogram | None]) -> HdrHistogram | None:
+    """A new histogram holding the sum of `histograms` (None entries skipped; None when all
+    are), leaving them untouched."""
+    total: HdrHistogram | None = None
+    for histogram in histograms:
+        if histogram is None:
+            continue
+        if total is None:
+            total = HdrHistogram(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
+        total.add(histogram)
+    return total
+
+
 def latency_ms(
     histogram: HdrHistogram | None, ranks: Sequence[float] = DEFAULT_RANKS
 ) -> dict[str, float | int | None]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from hdrh.histogram import HdrHistogram
 
 from oltplab.analysis._json import plain
 from oltplab.analysis.latency import DEFAULT_RANKS, Window, latency_ms, merged
@@ -46,6 +47,10 @@ class PartAnalysis:
     little: LittleCheck | None  # closed loop only
     window: Window
     step: int | None = None
+    # The steady window's transaction histogram (None: no hlog, or no interval inside), kept
+    # so that sweeps and reports add runs' windows without decoding the log again. Never
+    # mutate it: add it into a histogram of your own.
+    histogram: HdrHistogram | None = field(default=None, repr=False, compare=False)
 
     @property
     def judged(self) -> bool:
@@ -274,7 +279,8 @@ def _analyse_part(
     transactions = [e for e in entries if e.tag is None]
     # No histograms at all (a sysbench log imported without --histogram): latency unknown,
     # which is not the same as a window without transactions (count 0).
-    response = latency_ms(merged(transactions, window), ranks) if transactions else None
+    histogram = merged(transactions, window) if transactions else None
+    response = latency_ms(histogram, ranks) if transactions else None
     service_entries = [e for e in entries if e.tag == SERVICE_TAG]
     service = latency_ms(merged(service_entries, window), ranks) if service_entries else None
     threads, rate = _load_of(run, rows, step)
@@ -286,7 +292,9 @@ def _analyse_part(
         {k: v for frame in metrics for k, v in coincident_metrics(stall, frame).items()}
         for stall in steady.stalls
     )
-    return PartAnalysis(threads, rate, steady, response, service, coincided, little, window, step)
+    return PartAnalysis(
+        threads, rate, steady, response, service, coincided, little, window, step, histogram
+    )
 
 
 def _load_of(run: Run, rows: pd.DataFrame, step: int | None) -> tuple[int, float]:

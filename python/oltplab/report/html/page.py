@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import vl_convert
 
@@ -57,6 +58,28 @@ def _cache_dir() -> Path:
     return Path(base) / "oltplab"
 
 
+def columnar(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rows as columns, strings as levels and codes, whole floats as integers: a timeline's
+    rows repeat their keys and run names, and this is several times smaller. The page's
+    loader (assets/loader.js) turns them back into rows."""
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [row.get(key) for row in rows]
+        if all(isinstance(v, str) or v is None for v in values):
+            levels = list(dict.fromkeys(v for v in values if v is not None))
+            index = {v: i for i, v in enumerate(levels)}
+            out[key] = {
+                "levels": [*levels, None],
+                "codes": [
+                    index.get(v, len(levels)) if v is not None else len(levels) for v in values
+                ],
+            }
+        else:
+            out[key] = [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
+    return out
+
+
 def _asset(name: str) -> str:
     """The page's own style and script (assets/)."""
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
@@ -76,7 +99,9 @@ def render(title: str, subtitle: str, sections: Sequence[Section]) -> str:
         )
         for chart in section.charts:
             index = len(specs)
-            specs.append(_script_json(chart.spec()))
+            spec = chart.spec()
+            data = {name: columnar(rows) for name, rows in spec.pop("datasets").items()}
+            specs.append(_script_json({"spec": spec, "data": data}))
             body.append(
                 f'<figure id="{html.escape(chart.name)}"><div class="chart" data-spec="{index}" '
                 f'data-name="{html.escape(chart.name)}"></div>'

@@ -1,9 +1,24 @@
 // Renders every chart (SVG, so that print and zoom stay sharp), makes tables sortable, and
 // sets window.__report when done: the tests wait for it.
 (function(){
+  // Columns (page.py's columnar) back to rows: strings come as levels and codes.
+  function rows(columns){
+    var keys = Object.keys(columns), n = 0;
+    keys.forEach(function(k){ var c = columns[k]; n = Math.max(n, Array.isArray(c) ? c.length : c.codes.length); });
+    var out = new Array(n);
+    for (var i = 0; i < n; i++) {
+      var row = {};
+      keys.forEach(function(k){ var c = columns[k]; row[k] = Array.isArray(c) ? c[i] : c.levels[c.codes[i]]; });
+      out[i] = row;
+    }
+    return out;
+  }
   var views = {}, charts = document.querySelectorAll('div.chart'), failures = [];
   var jobs = Array.prototype.map.call(charts, function(el){
-    var spec = JSON.parse(document.getElementById('spec-' + el.dataset.spec).textContent);
+    var doc = JSON.parse(document.getElementById('spec-' + el.dataset.spec).textContent);
+    var spec = doc.spec;
+    spec.datasets = {};
+    Object.keys(doc.data).forEach(function(name){ spec.datasets[name] = rows(doc.data[name]); });
     return vegaEmbed(el, spec, {renderer: 'svg', actions: false})
       .then(function(r){ views[el.dataset.name] = r.view; })
       .catch(function(e){ failures.push(el.dataset.name + ': ' + e); console.error(e); });

@@ -6,8 +6,9 @@ from typing import Any
 
 import altair as alt
 import numpy as np
+from hdrh.histogram import HdrHistogram
 
-from oltplab.analysis.latency import latency_ms, merged
+from oltplab.analysis.latency import added, latency_ms
 from oltplab.percentiles import key_of
 from oltplab.report.html.charts.common import (
     WIDTH,
@@ -25,20 +26,9 @@ RANKS = tuple(float(100 * (1 - 10 ** (-k / 12))) for k in range(0, 61))
 NINES_LABELS = {1: "0%", 10: "90%", 100: "99%", 1000: "99.9%", 10000: "99.99%", 100000: "99.999%"}
 
 
-def merged_steady(runs: list[RunView]) -> object | None:
+def merged_steady(runs: list[RunView]) -> HdrHistogram | None:
     """The runs' steady-window transaction histograms added together (as the sweep does)."""
-    total = None
-    for run in runs:
-        whole = run.analysis.whole
-        assert whole is not None
-        h = merged(run.analysis.entries_of(None), whole.window)
-        if h is None:
-            continue
-        if total is None:
-            total = h
-        else:
-            total.add(h)
-    return total
+    return added([run.analysis.whole.histogram for run in runs if run.analysis.whole])
 
 
 def spectrum_chart(group: Group, configs: list[str], palette: dict[str, str]) -> ReportChart | None:

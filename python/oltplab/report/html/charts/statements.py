@@ -4,7 +4,7 @@ windows' merged histograms."""
 
 import altair as alt
 
-from oltplab.analysis.latency import latency_ms, merged
+from oltplab.analysis.latency import added, latency_ms, merged
 from oltplab.analysis.run_analysis import SERVICE_TAG
 from oltplab.report.html.charts.common import WIDTH, Datasets, ReportChart, colour, finish
 from oltplab.report.html.model import Group
@@ -20,12 +20,13 @@ def statement_chart(
             {e.tag for r in runs for e in r.analysis.entries if e.tag not in (None, SERVICE_TAG)}
         )
         for tag in tags:
-            total = None
-            for run in runs:
-                assert run.analysis.whole is not None
-                h = merged(run.analysis.entries_of(tag), run.analysis.whole.window)
-                if h is not None:
-                    total = h if total is None else _added(total, h)
+            total = added(
+                [
+                    merged(r.analysis.entries_of(tag), r.analysis.whole.window)
+                    for r in runs
+                    if r.analysis.whole
+                ]
+            )
             values = latency_ms(total, (50.0, 95.0, 99.0))
             if values["p50"] is None:
                 continue
@@ -61,8 +62,3 @@ def statement_chart(
         finish(chart, f"Latency per statement kind — {group.title}"),
         sets.values,
     )
-
-
-def _added(total: object, other: object) -> object:
-    total.add(other)  # type: ignore[attr-defined]
-    return total
