@@ -149,7 +149,8 @@ def relative_html(rel: RelativeTable) -> str:
 def comparison_html(config: str, baseline: str, found: Comparison) -> str:
     doc = found.to_json()
     body = []
-    for m in [*doc["metrics"], *doc["geomean"]]:
+    by_load = sorted(doc["metrics"], key=lambda m: (m["group"]["workload"], m["group"]["threads"]))
+    for m in [*by_load, *doc["geomean"]]:
         group = m["group"]
         where = (
             "geometric mean"
