@@ -6,6 +6,7 @@ import html
 import shlex
 from typing import Any
 
+from oltplab.analysis import sameness
 from oltplab.analysis.sameness import comparable_variables, differing_variables
 from oltplab.report.html.model import ReportData
 from oltplab.report.html.tables import table, text
@@ -179,6 +180,10 @@ def warnings_of(data: ReportData) -> list[str]:
         flags = [f for f in r.doc["flags"] if f != "stalls"]
         if flags:
             out.append(f"{r.name}: {', '.join(flags)}")
+    for workload in data.workloads:
+        runs = [r.analysis.run for r in data.runs if r.workload == workload]
+        out += [f"{workload}: {w}" for w in sameness.option_warnings(runs)]
+        out += [f"{workload}: {w}" for w in sameness.client_warnings(runs)]
     for found in data.sweeps.values():
         out += found.warnings
     for comparison in data.comparisons.values():

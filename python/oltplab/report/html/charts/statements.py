@@ -46,7 +46,9 @@ def statement_chart(
         alt.Tooltip(f"{k}:Q", format=",.3f", title=f"{k} ms") for k in ("p50", "p95", "p99")
     ]
     x = alt.X(
-        "p50:Q", scale=alt.Scale(type="log"), title="latency (ms, log): p50 to p99, dot at p95"
+        "p50:Q",
+        scale=alt.Scale(type="log", nice=False),
+        title="latency (ms, log): p50 to p99, dot at p95",
     )
     base = alt.Chart().encode(y=y, yOffset=offset, color=hue, tooltip=tip)
     chart = alt.layer(
