@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.cli.main import main
+from tests.conftest import ROOT
 from tests.report.html_fixtures import Built
 
 
@@ -78,3 +79,15 @@ def test_without_the_report_extra(
     err = _error(capsys)
     assert "vl-convert-python" in err
     assert "pip install 'oltplab[report]'" in err
+
+
+def test_an_imported_sysbench_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """sysbench's own output, imported, is reported too; without histograms there is no
+    spectrum, and the report says so instead of failing."""
+    log = ROOT / "tests" / "sysbench_compat" / "golden" / "run-report-interval.txt"
+    assert main(["import", str(log), "--out", str(tmp_path / "imported")]) == 0
+    out = tmp_path / "r.html"
+    assert main(["report", str(tmp_path / "imported"), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no latency histograms; no percentile spectrum" in printed
+    assert 'id="timeline-' in out.read_text()
