@@ -108,6 +108,19 @@ def test_relative_table_and_comparisons(tables: dict[str, list[list[str]]]) -> N
     assert tables["compare-pool-of-threads"]
 
 
+def test_stalls_table_is_the_analysis_json(
+    built: Built, tables: dict[str, list[list[str]]]
+) -> None:
+    expected = [
+        (path.name, stall["start_s"], stall["duration_s"], stall["min_tps"])
+        for path in built.runs
+        for stall in analyse(path).to_json()["stalls"]
+    ]
+    found = [(row[1], float(row[2]), float(row[3]), float(row[4])) for row in tables["stalls"]]
+    assert sorted(found) == sorted(expected)
+    assert len(found) >= 1
+
+
 def test_stall_is_marked_where_it_was_synthesised(built: Built) -> None:
     chart = next(c for c in built.report.charts if c.name == "timeline-oltp_read_write-t32")
     stalls = chart.spec()["datasets"]["stalls"]

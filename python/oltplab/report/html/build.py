@@ -18,7 +18,13 @@ from oltplab.report.html.export import write_images
 from oltplab.report.html.inputs import resolve
 from oltplab.report.html.page import Section, render
 from oltplab.report.html.setup import setup_section, warnings_of
-from oltplab.report.html.tables import comparison_html, relative_html, runs_table, sweep_table
+from oltplab.report.html.tables import (
+    comparison_html,
+    relative_html,
+    runs_table,
+    stalls_table,
+    sweep_table,
+)
 
 REPORT_FILE = "report.html"
 
@@ -99,7 +105,7 @@ def _what_ran(data: model.ReportData) -> Section:
 
 
 def _tables(data: model.ReportData) -> Section:
-    parts = [runs_table(data)]
+    parts = [runs_table(data), stalls_table(data)]
     parts += [sweep_table(w, s, data.level) for w, s in data.sweeps.items()]
     if data.relative is not None:
         parts.append(relative_html(data.relative))

@@ -9,7 +9,7 @@ from typing import Any
 from oltplab.analysis import sameness
 from oltplab.analysis.sameness import comparable_variables, differing_variables
 from oltplab.report.html.model import ReportData
-from oltplab.report.html.tables import table, text
+from oltplab.report.html.tables import swatch, table, text
 
 # Options that name the run rather than the work (as the analysis's sameness rules).
 RUN_OPTIONS = {
@@ -54,7 +54,7 @@ def _configs_table(data: ReportData) -> str:
     body = []
     for c in data.configs:
         target = first[c].get("target") or {}
-        cells = f'<td class="swatch" style="--c:{data.colours[c]}">{html.escape(c)}</td>'
+        cells = swatch(c, data.colours[c])
         cells += text(target.get("driver")) + text(target.get("server_version"))
         cells += text(len(data.runs_of(c)))
         cells += "".join(text(variables[c].get(n)) for n in differing)

@@ -31,6 +31,11 @@ def text(value: Any) -> str:
     return f"<td>{html.escape(str(value if value is not None else '&ndash;'))}</td>"
 
 
+def swatch(config: str, colour: str) -> str:
+    """A config's name with its chart colour."""
+    return f'<td class="swatch" style="--c:{colour}">{html.escape(config)}</td>'
+
+
 def ci_cell(lo: Any, hi: Any) -> str:
     if lo is None or hi is None:
         return '<td class="num" data-value="">&ndash;</td>'
@@ -60,7 +65,7 @@ def runs_table(data: ReportData) -> str:
         ci = s.get("tps_ci95") or s.get("tps_ci") or [None, None]
         lat = doc["latency_ms"] or {}
         body.append(
-            f'<td class="swatch" style="--c:{data.colours[r.config]}">{html.escape(r.config)}</td>'
+            swatch(r.config, data.colours[r.config])
             + f'<td class="name">{html.escape(r.name)}</td>'
             + number(r.threads)
             + number(r.rate_per_s or None)
@@ -83,6 +88,34 @@ def runs_table(data: ReportData) -> str:
         body,
         "Steady state of each run (oltplab show): mean tps with its autocorrelation-corrected "
         "interval, latency of the steady window from merged histograms.",
+    )
+
+
+def stalls_table(data: ReportData) -> str:
+    """Every stall of every run, from the analysis (start, length, depth, what moved with it)."""
+    body = []
+    for r in data.runs:
+        for stall in r.doc["stalls"]:
+            moved = ", ".join(sorted(stall.get("coincided") or {}))
+            body.append(
+                swatch(r.config, data.colours[r.config])
+                + f'<td class="name">{html.escape(r.name)}</td>'
+                + number(stall["start_s"])
+                + number(stall["duration_s"])
+                + number(stall["min_tps"])
+                + number(stall["mean_tps"])
+                + number(stall["threshold_tps"])
+                + text(moved)
+            )
+    if not body:
+        return '<p class="note">No stalls: no interval fell below its run\'s stall threshold.</p>'
+    headers = ["config", "run", "start s", "length s", "min tps", "mean tps", "threshold tps"]
+    return table(
+        "stalls",
+        [*headers, "metrics that moved with it"],
+        body,
+        "Stalls: consecutive intervals below a fraction of the run's steady median tps (times "
+        "from the run's first interval; the timelines mark them).",
     )
 
 
