@@ -5,8 +5,8 @@ produced in under 10 s. Prints the measurements as a Markdown table for docs/rep
     .venv/bin/python -m bench.report_size [--runs 50] [--seconds 600] [--keep DIR]
 
 The report is built in a fresh Python process (`oltplab report`), timed from the outside,
-twice: the first builds and caches vl-convert's JavaScript bundle, the second is the steady
-cost. The machine's load average is printed beside the times: on a shared 2-core host other
+twice, with an empty cache directory of its own: the first builds and caches vl-convert's
+JavaScript bundle, the second is the steady cost. The machine's load average is printed beside the times: on a shared 2-core host other
 work inflates wall time, while CPU time (user + sys of the child) does not move with it."""
 
 import argparse
@@ -48,14 +48,16 @@ def make_lab(root: Path, runs: int, seconds: int) -> list[Path]:
     return made
 
 
-def timed_report(runs: list[Path], out: Path) -> tuple[float, float]:
-    """(wall s, CPU s) of `oltplab report` in a child process."""
+def timed_report(runs: list[Path], out: Path, cache: Path) -> tuple[float, float]:
+    """(wall s, CPU s) of `oltplab report` in a child process whose cache directory (where
+    the JavaScript bundle is kept) is `cache`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     subprocess.run(
         [sys.executable, "-m", "oltplab", "report", *map(str, runs), "-o", str(out)],
         check=True,
         stdout=subprocess.DEVNULL,
+        env=os.environ | {"XDG_CACHE_HOME": str(cache)},
     )
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -75,7 +77,7 @@ def main() -> int:
     rows = []
     for attempt in ("first (builds the JS bundle cache)", "second"):
         load = os.getloadavg()[0]
-        wall, cpu = timed_report(runs, out)
+        wall, cpu = timed_report(runs, out, root / "cache")
         size_mb = out.stat().st_size / 1e6
         rows.append(f"| {attempt} | {size_mb:.2f} MB | {wall:.1f} s | {cpu:.1f} s | {load:.1f} |")
     print(f"{ns.runs} runs x {ns.seconds} one-second intervals, {os.cpu_count()} CPUs\n")

@@ -35,7 +35,10 @@ def scaling_charts(
     ]
     x = alt.X(
         "threads:Q",
-        scale=alt.Scale(type="log", base=2, domain=[threads[0], threads[-1]], nice=False),
+        # A little room either side, so the end points and their bars are not cut.
+        scale=alt.Scale(
+            type="log", base=2, domain=[threads[0] / 1.2, threads[-1] * 1.2], nice=False
+        ),
         axis=alt.Axis(values=threads, format="d", title="connections (log2 scale)"),
     )
     pick = legend_toggle()
@@ -52,7 +55,10 @@ def scaling_charts(
     base = alt.Chart(sets.ref("points", points)).encode(x=x, color=hue, opacity=faded(pick))
     measured = (
         base.mark_line(point=alt.OverlayMarkDef(size=50, filled=True), strokeWidth=1.5)
-        .encode(y=alt.Y("tps:Q", title="throughput (tps)", scale=alt.Scale(zero=True)), tooltip=tip)
+        .encode(
+            y=alt.Y("tps:Q", title="throughput (tps)", scale=alt.Scale(domainMin=0, clamp=True)),
+            tooltip=tip,
+        )
         .add_params(pick)
     )
     bars = base.mark_errorbar(ticks=alt.TickConfig(size=6), thickness=1.2).encode(
@@ -78,7 +84,8 @@ def scaling_charts(
         f"Points: steady-state mean tps per connection count; bars: {level:.0%} intervals "
         "(between runs when repeated, within-run otherwise); dashed: Universal Scalability Law fit"
         + (f" ({'; '.join(fit_notes)})" if fit_notes else "")
-        + ". The x axis is log2; lines join measured points only."
+        + ". The x axis is log2; lines join measured points only; bars are cut at 0 tps "
+        "(the tables give the intervals as computed)."
     )
     latency, latency_sets = _latency_chart(points, x, mine, palette)
     return [
