@@ -6,8 +6,9 @@ produced in under 10 s. Prints the measurements as a Markdown table for docs/rep
 
 The report is built in a fresh Python process (`oltplab report`), timed from the outside,
 twice, with an empty cache directory of its own: the first builds and caches vl-convert's
-JavaScript bundle, the second is the steady cost. The machine's load average is printed beside the times: on a shared 2-core host other
-work inflates wall time, while CPU time (user + sys of the child) does not move with it."""
+JavaScript bundle, the second is the steady cost. The machine's load average is printed
+beside the times: on a shared 2-core host other work inflates wall time, while CPU time
+(user + sys of the child) does not move with it."""
 
 import argparse
 import os
