@@ -56,3 +56,12 @@ def test_lab_document_round_trips(tmp_path: object) -> None:
     again = LabDocument.from_json(doc.to_json())
     assert again.to_json() == doc.to_json()
     assert again.lab == spec
+
+
+def test_open_loop_cells_carry_their_rate() -> None:
+    text = GOOD.replace("threads = [1, 4]", "threads = [8]\nrate = [100, 250.5]")
+    cells = plan_cells(read_lab_text(text, "l.toml"))
+    assert [(c.id, c.threads, c.rate) for c in cells[:4:2]] == [
+        ("mdb.a.oltp_read_only.q100.r1", 8, 100.0),
+        ("mdb.a.oltp_read_only.q250.5.r1", 8, 250.5),
+    ]

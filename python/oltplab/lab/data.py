@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oltplab._fsutil import empty_dir
 from oltplab.catalog import load_catalog
 from oltplab.defaultdb import data_family, data_options
 from oltplab.exceptions import ServerError
+from oltplab.lab.restore import fsync_tree, restore_in_place
 from oltplab.servers import ManagedServer
 from oltplab.servers.binaries import find_program, postgres_bin_dir
 
@@ -61,7 +61,8 @@ def writes(workload: str) -> bool:
 
 
 def copy_tree(source: Path, target: Path) -> None:
-    """`cp -a --reflink=auto source/. target/` (ownership and modes kept: the server's)."""
+    """`cp -a --reflink=auto source/. target/` (ownership and modes kept: the server's),
+    then fsync: the copy is on disk before the next cell starts."""
     target.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         ["cp", "-a", "--reflink=auto", f"{source}/.", f"{target}/"],
@@ -71,6 +72,7 @@ def copy_tree(source: Path, target: Path) -> None:
     )
     if done.returncode != 0:
         raise ServerError(f"copying {source} to {target} failed: {done.stderr.strip()}")
+    fsync_tree(target)
 
 
 def take_snapshot(data_dir: Path, snapshot_dir: Path) -> float:
@@ -124,8 +126,6 @@ def snapshot_server(server: ManagedServer, snapshot_dir: Path) -> float:
 
 
 def restore_snapshot(snapshot_dir: Path, data_dir: Path) -> float:
-    """Replaces a stopped server's data directory by the snapshot's; returns the seconds."""
-    started = time.monotonic()
-    empty_dir(data_dir)  # keeps the directory itself, owned by the server's account
-    copy_tree(snapshot_dir, data_dir)
-    return time.monotonic() - started
+    """Makes a stopped server's data directory the snapshot's again (rewriting only what
+    differs: lab/restore.py); returns the seconds."""
+    return restore_in_place(snapshot_dir, data_dir).seconds

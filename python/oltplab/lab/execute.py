@@ -104,6 +104,14 @@ def _fail_config(ctx: LabContext, cell: CellRecord, error: str) -> None:
     ctx.say(f"{cell.server}.{cell.config} failed: {error}")
 
 
+def _fail_cell(ctx: LabContext, cell: CellRecord, error: str, position: str) -> bool:
+    """The cell failed (the lab goes on: returns True, as _run_one)."""
+    cell.status, cell.error, cell.ended_at = "failed", error, cell.ended_at or _now()
+    ctx.say(f"{position} {cell.id} failed: {error}")
+    _save(ctx)
+    return True
+
+
 def _run_one(ctx: LabContext, cell: CellRecord, index: int, total: int) -> bool:
     """Runs one cell; False when the lab must stop (Ctrl-C)."""
     spec = ctx.doc.lab
@@ -125,6 +133,8 @@ def _run_one(ctx: LabContext, cell: CellRecord, index: int, total: int) -> bool:
         cell.ended_at = _now()
         _save(ctx)
         return True
+    except OltpLabError as e:  # preparing the data failed: this cell fails, the lab goes on
+        return _fail_cell(ctx, cell, str(e), f"[{index}/{total}]")
     try:
         result = execute_cell(ctx, cell, url)
     except KeyboardInterrupt:
@@ -132,10 +142,7 @@ def _run_one(ctx: LabContext, cell: CellRecord, index: int, total: int) -> bool:
         _save(ctx)
         return False
     except OltpLabError as e:
-        cell.status, cell.error, cell.ended_at = "failed", str(e), _now()
-        ctx.say(f"[{index}/{total}] {cell.id} failed: {e}")
-        _save(ctx)
-        return True
+        return _fail_cell(ctx, cell, str(e), f"[{index}/{total}]")
     summary = result.manifest.get("summary") or {}
     measured_s = float(summary.get("duration_s") or 0.0) + float(summary.get("warmup_s") or 0.0)
     cell.overhead_s = round(time.monotonic() - began - measured_s, 3)
@@ -152,11 +159,11 @@ def _run_one(ctx: LabContext, cell: CellRecord, index: int, total: int) -> bool:
             f"[{index}/{total}] {cell.id}: {summary.get('tps', 0):.1f} tps, "
             f"p95 {p95 if p95 is None else round(p95, 2)} ms{restore}"
         )
-    else:
-        cell.status, cell.error = "failed", result.manifest.get("error") or result.stop_reason
-        ctx.say(f"[{index}/{total}] {cell.id} failed: {cell.error}")
-    _save(ctx)
-    return True
+        _save(ctx)
+        return True
+    return _fail_cell(
+        ctx, cell, result.manifest.get("error") or result.stop_reason, f"[{index}/{total}]"
+    )
 
 
 def run_lab(

@@ -40,7 +40,11 @@ def parse_metrics(text: str | None) -> tuple[str, ...]:
 
 
 def _cell(value: float | None) -> str:
-    return "" if value is None else f"{value:.10g}"
+    if value is None:
+        return ""
+    if value.is_integer() and abs(value) < 1e18:  # byte counts and gauges: no exponent
+        return str(int(value))
+    return f"{value:.10g}"
 
 
 class MetricsSampler:

@@ -60,11 +60,13 @@ def _session_processes(pid: int) -> list[int]:
 
 
 def pin_session(pid: int, cpus: set[int]) -> None:
-    """Pins every thread of every process in `pid`'s session (a managed server)."""
+    """Pins every thread of every process in `pid`'s session (a managed server), and checks
+    that the kernel applied it (Cpus_allowed_list of the main process)."""
     for proc in _session_processes(pid) or [pid]:
         for task in _tasks(proc):
             with contextlib.suppress(ProcessLookupError):  # a backend that just exited
                 os.sched_setaffinity(task, cpus)
+    _check(pid, cpus, "the server")
 
 
 def pin_self(cpus: set[int]) -> None:
@@ -72,6 +74,17 @@ def pin_self(cpus: set[int]) -> None:
     for task in _tasks(os.getpid()) or [0]:
         with contextlib.suppress(ProcessLookupError):
             os.sched_setaffinity(task, cpus)
+    _check(None, cpus, "oltplab")
+
+
+def _check(pid: int | None, cpus: set[int], what: str) -> None:
+    allowed = cpus_allowed_list(pid)
+    if parse_cpu_list(allowed) != cpus:
+        raise ConfigError(
+            f"pinning {what} to CPUs {sorted(cpus)} did not take: the kernel reports "
+            f"Cpus_allowed_list {allowed} (a cgroup cpuset may forbid them); choose CPUs "
+            "this process may use"
+        )
 
 
 def cpus_allowed_list(pid: int | None = None) -> str:
