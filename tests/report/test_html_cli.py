@@ -55,6 +55,14 @@ def test_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "does not exist" in _error(capsys)
 
 
+def test_unwritable_output(
+    built: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "no-such-dir" / "r.html"
+    assert main(["report", str(built.runs[0]), "-o", str(out)]) == 2
+    assert "cannot write the report to" in _error(capsys)
+
+
 def test_run_without_intervals(
     built: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

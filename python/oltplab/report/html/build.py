@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab._fsutil import write_text_atomic
+from oltplab.exceptions import ConfigError
 from oltplab.report.html import model
 from oltplab.report.html.charts.common import ReportChart
 from oltplab.report.html.charts.distribution import boxplot_chart
@@ -44,7 +45,12 @@ class Report:
         return render(self.title, self.subtitle, self.sections)
 
     def write_html(self, path: Path) -> Path:
-        write_text_atomic(path, self.html())
+        try:
+            write_text_atomic(path, self.html())
+        except OSError as e:
+            raise ConfigError(
+                f"cannot write the report to {path}: {e.strerror or e}; choose another -o"
+            ) from e
         return path
 
     def write_images(self, out: Path, kind: str) -> list[Path]:
