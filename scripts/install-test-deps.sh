@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the database servers and the reference sysbench that the tests run against, from
-# Debian's packages, when their programs are missing. Idempotent: with everything present it
+# Installs the database servers and the reference sysbench that the tests run against, and
+# the headless browser that opens the HTML reports (tests/report), from Debian's packages, when their programs are missing. Idempotent: with everything present it
 # changes nothing and needs neither root nor the network.
 #
 # The tests start private servers of their own (oltplab.servers); the distribution's
@@ -13,6 +13,7 @@ declare -A NEEDED=(
   [mariadb-install-db]=mariadb-server
   [mariadb]=mariadb-client
   [sysbench]=sysbench
+  [chromium]=chromium
 )
 
 # Daemons live in sbin, which is not on a normal user's PATH.
@@ -36,7 +37,7 @@ find_missing() {
 
 find_missing
 if ((${#missing[@]} == 0)); then
-  echo "install-test-deps: MariaDB, PostgreSQL and sysbench are installed"
+  echo "install-test-deps: MariaDB, PostgreSQL, sysbench and Chromium are installed"
   exit 0
 fi
 mapfile -t packages < <(printf '%s\n' "${missing[@]}" | sort -u)

@@ -21,12 +21,16 @@ def fsync_dir(path: Path) -> None:
 def write_json_atomic(path: Path, doc: Any) -> None:
     """Writes JSON so that readers see the old file or the new one, never a torn one, and
     the new one survives a power loss once this returns (file, then directory, fsynced)."""
+    write_text_atomic(path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Writes text atomically and durably, as write_json_atomic."""
     # A unique name opened exclusively (not mkstemp, whose 0600 mode would ignore the umask).
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with tmp.open("x", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2, allow_nan=False)
-            f.write("\n")
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         tmp.replace(path)

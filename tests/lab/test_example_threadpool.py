@@ -76,6 +76,10 @@ def test_threadpool_small_end_to_end(threadpool_lab: tuple[Path, str]) -> None:
         for name in ("system.csv", "server.csv"):
             assert _t_s(runs[cell.id].path / name) == intervals
 
+    # The lab's report (oltplab report's page) is written at the end and named in the output.
+    assert (lab_dir / "report.html").stat().st_size > 500_000
+    assert f"report: {lab_dir / 'report.html'}" in stdout
+
     # The printed tables hold the run directories' own numbers.
     for threads in (4, 32):
         for config in ("one-thread-per-connection", "pool-of-threads"):

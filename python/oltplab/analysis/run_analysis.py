@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+from hdrh.histogram import HdrHistogram
 
 from oltplab.analysis._json import plain
 from oltplab.analysis.latency import DEFAULT_RANKS, Window, latency_ms, merged
@@ -49,6 +50,10 @@ class PartAnalysis:
     little: LittleCheck | None  # closed loop only
     window: Window
     step: int | None = None
+    # The steady window's transaction histogram (None: no hlog, or no interval inside), kept
+    # so that sweeps and reports add runs' windows without decoding the log again. Never
+    # mutate it: add it into a histogram of your own.
+    histogram: HdrHistogram | None = field(default=None, repr=False, compare=False)
 
     @property
     def judged(self) -> bool:
@@ -245,7 +250,7 @@ def analyse(
     origin = float(everything["t_s"].iloc[0] - everything["interval_s"].iloc[0])
     measured = measured_intervals(run)
     entries = tuple(_hlog_entries(run))
-    metrics = _metric_frames(run)
+    metrics = metric_frames(run)
     settings = _Settings(level, stall_fraction, ranks)
     whole = None
     if len(measured):
@@ -296,7 +301,8 @@ def _analyse_part(
     window = Window(steady.start_s, steady.end_s)
     # No histograms at all (a sysbench log imported without --histogram): latency unknown,
     # which is not the same as a window without transactions (count 0).
-    response = latency_ms(merged(transactions, window), ranks) if transactions else None
+    histogram = merged(transactions, window) if transactions else None
+    response = latency_ms(histogram, ranks) if transactions else None
     service_entries = [e for e in entries if e.tag == SERVICE_TAG]
     service = latency_ms(merged(service_entries, window), ranks) if service_entries else None
     little = None
@@ -307,7 +313,9 @@ def _analyse_part(
         {k: v for frame in metrics for k, v in coincident_metrics(stall, frame).items()}
         for stall in steady.stalls
     )
-    return PartAnalysis(threads, rate, steady, response, service, coincided, little, window, step)
+    return PartAnalysis(
+        threads, rate, steady, response, service, coincided, little, window, step, histogram
+    )
 
 
 def _timeline(rows: pd.DataFrame) -> Timeline:
@@ -344,7 +352,8 @@ def _hlog_entries(run: Run) -> list[HlogEntry]:
         raise ConfigError(f"cannot read the latency log of {run.path}: {e}") from e
 
 
-def _metric_frames(run: Run) -> list[pd.DataFrame]:
+def metric_frames(run: Run) -> list[pd.DataFrame]:
+    """The run's host and server metrics (system.csv, server.csv) that have a t_s column."""
     frames = []
     for name in METRIC_FILES:
         path = run.path / name

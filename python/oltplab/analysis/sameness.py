@@ -39,7 +39,8 @@ def _options(run: Run) -> dict[str, Any]:
     return options
 
 
-def _variables(run: Run) -> dict[str, str]:
+def comparable_variables(run: Run) -> dict[str, str]:
+    """The run's server variables that describe behaviour (paths, ports and the like left out)."""
     variables: dict[str, str] = (run.manifest.get("target") or {}).get("server_variables") or {}
     return {
         k: v
@@ -103,7 +104,7 @@ def server_warnings(side: str, runs: Sequence[Run]) -> list[str]:
 
 def differing_variables(runs: Iterable[Run]) -> list[str]:
     """Server variables (paths, ports and the like left out) whose values differ."""
-    tables = [_variables(r) for r in runs]
+    tables = [comparable_variables(r) for r in runs]
     tables = [t for t in tables if t]
     if len(tables) < 2:
         return []

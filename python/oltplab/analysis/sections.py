@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oltplab.analysis.latency import NS_PER_MS, Window, merged
+from oltplab.analysis.latency import NS_PER_MS, Window, merged, value_at_percentile
 from oltplab.rundir import HlogEntry
 
 SECTIONS = 10
@@ -30,7 +30,7 @@ def percentile_log_se(
         histogram = merged([inside[i] for i in chunk])
         if histogram is None or histogram.get_total_count() == 0:
             continue
-        value = histogram.get_value_at_percentile(rank) / NS_PER_MS
+        value = value_at_percentile(histogram, rank) / NS_PER_MS
         if value > 0:
             logs.append(math.log(value))
     if len(logs) < MIN_SECTIONS:

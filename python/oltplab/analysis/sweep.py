@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from oltplab.analysis._json import plain
-from oltplab.analysis.latency import DEFAULT_RANKS, latency_ms, merged
+from oltplab.analysis.latency import DEFAULT_RANKS, added, latency_ms
 from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse, server_label
 from oltplab.analysis.usl import UslFit, fit_usl
 from oltplab.rundir import Run
@@ -114,12 +114,7 @@ def _point(
         se = members[0][1].steady.se_tps
         q = float(stats.norm.ppf(0.5 + level / 2))
     mean = float(means.mean())
-    histograms = [merged(a.entries_of(None), part.window) for a, part in members]
-    total = None
-    for h in histograms:
-        if h is not None:
-            total = h if total is None else _added(total, h)
-    latency = latency_ms(total, DEFAULT_RANKS)
+    latency = latency_ms(added([part.histogram for _, part in members]), DEFAULT_RANKS)
     mean_ms = latency.get("mean")
     little = mean * float(mean_ms) / 1000 / threads if mean_ms else None
     return SweepPoint(
@@ -133,8 +128,3 @@ def _point(
         latency,
         little,
     )
-
-
-def _added(total: Any, other: Any) -> Any:
-    total.add(other)
-    return total

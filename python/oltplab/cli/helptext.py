@@ -57,6 +57,8 @@ commands:
   server     managed MariaDB/PostgreSQL: `oltplab server start DIR --engine mariadb`,
              stop, status, list
   lab        a whole study from one file: `oltplab lab run LAB.toml --out DIR`, status
+  report     one offline HTML report of runs and labs (tables, scaling, timelines,
+             distributions), and every chart as PNG/SVG: `oltplab report DIR... -o r.html`
 
   `oltplab COMMAND --help` lists a command's options; `oltplab run WORKLOAD --help` lists
   that workload's options with their defaults. WORKLOAD defaults to {DEFAULT_WORKLOAD}.

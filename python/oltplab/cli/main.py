@@ -13,6 +13,7 @@ from oltplab.cli.commands import (
     import_log,
     lab,
     prepare,
+    report,
     run,
     server,
     show,
@@ -33,6 +34,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "table": table.main,
     "server": server.main,
     "lab": lab.main,
+    "report": report.main,
 }
 
 # How a command's errors read; the drop-in mode prints sysbench's `FATAL: ...` lines.

@@ -16,12 +16,12 @@ def parser(prog: str, description: str) -> AnalysisParser:
     p = AnalysisParser(prog=prog, description=description)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument(
-        "--level", type=_level, default=0.95, help="confidence level of intervals [0.95]"
+        "--level", type=confidence_level, default=0.95, help="confidence level of intervals [0.95]"
     )
     return p
 
 
-def _level(text: str) -> float:
+def confidence_level(text: str) -> float:
     value = float(text)
     if not 0.5 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"--level must lie in [0.5, 1), not {text}")

@@ -43,6 +43,7 @@ def _run(args: list[str]) -> int:
         return exitcodes.OK
     outcome = run_lab(spec, ns.lab_file, text, out, quiet=ns.quiet)
     print((out / "summary.txt").read_text(encoding="utf-8"), end="")
+    _write_report(out)
     if outcome.interrupted:
         print(
             f"oltplab: interrupted; `oltplab lab run {ns.lab_file} --out {out}` resumes",
@@ -56,6 +57,19 @@ def _run(args: list[str]) -> int:
         )
         return exitcodes.FAILED
     return exitcodes.OK
+
+
+def _write_report(out: Path) -> None:
+    """DIR/report.html after every lab run and resume; a lab without the report extra (or
+    without a done cell yet) says why there is none instead of failing."""
+    from oltplab.exceptions import OltpLabError
+    from oltplab.report.html import require_plotting, write_lab_report
+
+    try:
+        require_plotting()
+        print(f"report: {write_lab_report(out)}")
+    except OltpLabError as e:
+        print(f"oltplab: no report.html: {e}", file=sys.stderr)
 
 
 def _status(args: list[str]) -> int:

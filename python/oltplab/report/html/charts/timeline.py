@@ -1,0 +1,273 @@
+"""Timelines (seeds 001/002/004): tps and p95/p99 per interval on one time axis, the warm-up
+cut shaded and stalls marked as bands from the analysis (full-resolution data, so no
+decimation can hide them), and below, on the same axis, the host and server metrics when the
+run directories hold them. Drag or wheel on any panel zooms all of them."""
+
+from typing import Any, cast
+
+import altair as alt
+import pandas as pd
+
+from oltplab.analysis.run_analysis import metric_frames
+from oltplab.report.html.charts.common import (
+    WIDTH,
+    Datasets,
+    ReportChart,
+    colour,
+    faded,
+    finish,
+    legend_toggle,
+    x_zoom,
+)
+from oltplab.report.html.decimate import bucket_s, min_max_rows
+from oltplab.report.html.model import Group, RunView
+from oltplab.report.html.palette import STALL_INK, WARMUP_GREY
+
+# Metric panels per timeline at most; named ones first (reports.md §1: why did TPS dip?).
+MAX_METRIC_PANELS = 6
+PREFERRED_METRICS = (
+    "cpu_user_pct",
+    "cpu_sys_pct",
+    "cpu_iowait_pct",
+    "innodb_checkpoint_age_bytes",
+    "innodb_pages_dirty",
+    "innodb_log_written_bytes_per_s",
+    "threads_running",
+    "threadpool_threads",
+    "checkpoint_age",
+    "dirty_pages",
+)
+NOT_METRICS = {"t_s", "interval_s", "phase", "step"}
+
+
+def timeline_chart(group: Group, configs: list[str], palette: dict[str, str]) -> ReportChart:
+    mine = [c for c in configs if c in {r.config for r in group.runs}]
+    hue = colour(mine, palette)
+    series, notes = [], []
+    for run in group.runs:
+        frame = _series(run)
+        bucket = bucket_s(frame)
+        if bucket is not None:
+            notes.append(f"{run.name}: min and max per {bucket:g} s bucket")
+        series.append(min_max_rows(frame, ["tps", "p95_ms", "p99_ms"]))
+    data = pd.concat(series, ignore_index=True)
+    zoom, pick = x_zoom(), legend_toggle()
+    # Panels share the x axis: only the bottom one is titled.
+    x = alt.X("t_s:Q", title=None, scale=alt.Scale(nice=False))
+    x_bottom = alt.X("t_s:Q", title="seconds since the run started", scale=alt.Scale(nice=False))
+    sets = Datasets()
+    marks = _annotations(group, sets)
+    tps = (
+        alt.Chart(sets.ref("tps", data[["run", "config", "t_s", "tps"]].to_dict("records")))
+        .mark_line(interpolate="step-before", strokeWidth=1.1)
+        .encode(
+            x=x,
+            y=alt.Y("tps:Q", title="tps", scale=alt.Scale(zero=True)),
+            color=hue,
+            detail="run:N",
+            opacity=faded(pick),
+            tooltip=[
+                alt.Tooltip("run:N"),
+                alt.Tooltip("t_s:Q", title="interval end (s)", format=",.2f"),
+                alt.Tooltip("tps:Q", format=",.1f"),
+            ],
+        )
+        .add_params(zoom, pick)
+    )
+    panels: list[Any] = [alt.layer(*marks, tps).properties(width=WIDTH, height=220)]
+    latency = _latency_panel(data, x, hue, pick, sets)
+    if latency is not None:
+        panels.append(
+            alt.layer(*_annotations(group, sets), latency).properties(width=WIDTH, height=170)
+        )
+    metric_panels = _metric_panels(group, x, hue, pick, sets)
+    panels += metric_panels
+    panels[-1] = (
+        panels[-1].encode(x=x_bottom)
+        if isinstance(panels[-1], alt.Chart)
+        else _titled(panels[-1], x_bottom)
+    )
+    chart = alt.vconcat(*panels, spacing=8).resolve_scale(x="shared", color="shared")
+    runs = ", ".join(r.name for r in group.runs)
+    interval = data["interval_s"].median()
+    caption = (
+        f"Runs: {runs}. Per-interval values ({interval:g} s intervals), drawn as steps. Grey: "
+        "the warm-up cut (engine warm-up plus MSER-5); dark bands: stalls (intervals below "
+        "the run's stall threshold). Latency: per-interval p95 (solid) and p99 (dashed), log scale."
+        + (
+            f" {len(metric_panels)} metric panel(s) from system.csv/server.csv below."
+            if metric_panels
+            else ""
+        )
+        + (f" Decimated: {'; '.join(notes)}." if notes else "")
+        + " Drag to pan, wheel to zoom, double-click to reset."
+    )
+    return ReportChart(
+        f"timeline-{group.slug}",
+        f"Timeline: {group.title}",
+        caption,
+        finish(chart, f"Timeline — {group.title}"),
+        sets.values,
+    )
+
+
+def _series(run: RunView) -> pd.DataFrame:
+    """The run's intervals, warm-up phase included, with times from the analysis's origin."""
+    iv = run.analysis.run.intervals.sort_values("t_s")
+    return pd.DataFrame(
+        {
+            "run": run.name,
+            "config": run.config,
+            "t_s": iv["t_s"].astype(float) - run.analysis.origin_s,
+            "interval_s": iv["interval_s"].astype(float),
+            "tps": iv["tps"].astype(float),
+            "p95_ms": iv["lat_p95_ms"].astype(float),
+            "p99_ms": iv["lat_p99_ms"].astype(float),
+        }
+    )
+
+
+def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
+    """Warm-up rectangles and stall bands, straight from the analysis JSON."""
+    warm = [
+        {"run": r.name, "from_s": 0.0, "to_s": r.doc["steady_state"]["warmup_s"]}
+        for r in group.runs
+        if r.doc["steady_state"] and r.doc["steady_state"]["warmup_s"] > 0
+    ]
+    stalls = [
+        {"run": r.name, "start_s": s["start_s"], "end_s": s["start_s"] + s["duration_s"]}
+        | {"duration_s": s["duration_s"], "min_tps": s["min_tps"]}
+        for r in group.runs
+        for s in r.doc["stalls"]
+    ]
+    out = []
+    if warm:
+        out.append(
+            alt.Chart(sets.ref("warmup", warm))
+            # Runs' warm-ups overlap: together they shade about as much as one.
+            .mark_rect(color=WARMUP_GREY, opacity=min(0.25, 0.5 / len(warm)))
+            .encode(
+                x="from_s:Q",
+                x2="to_s:Q",
+                tooltip=["run:N", alt.Tooltip("to_s:Q", title="warm-up cut (s)")],
+            )
+        )
+    if stalls:
+        out.append(
+            alt.Chart(sets.ref("stalls", stalls))
+            .mark_rect(color=STALL_INK, opacity=0.3, stroke=STALL_INK, strokeWidth=1)
+            .encode(
+                x="start_s:Q",
+                x2="end_s:Q",
+                tooltip=[
+                    alt.Tooltip("run:N"),
+                    alt.Tooltip("start_s:Q", title="stall start (s)", format=",.2f"),
+                    alt.Tooltip("duration_s:Q", title="length (s)", format=",.2f"),
+                    alt.Tooltip("min_tps:Q", title="min tps", format=",.1f"),
+                ],
+            )
+        )
+    return out
+
+
+def _latency_panel(
+    data: pd.DataFrame, x: alt.X, hue: alt.Color, pick: alt.Parameter, sets: Datasets
+) -> alt.Chart | None:
+    long = data.melt(
+        id_vars=["run", "config", "t_s"],
+        value_vars=["p95_ms", "p99_ms"],
+        var_name="percentile",
+        value_name="ms",
+    ).dropna(subset=["ms"])
+    long = long[long["ms"] > 0]
+    if long.empty:
+        return None
+    long["percentile"] = long["percentile"].str.removesuffix("_ms")
+    chart: alt.Chart = (
+        alt.Chart(sets.ref("latency", long.to_dict("records")))
+        .mark_line(interpolate="step-before", strokeWidth=1)
+        .encode(
+            x=x,
+            y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="latency (ms, log)"),
+            color=hue,
+            strokeDash=alt.StrokeDash(
+                "percentile:N",
+                scale=alt.Scale(domain=["p95", "p99"], range=[[1, 0], [4, 3]]),
+                legend=alt.Legend(title="percentile", orient="top"),
+            ),
+            detail="run:N",
+            opacity=faded(pick),
+            tooltip=[
+                alt.Tooltip("run:N"),
+                alt.Tooltip("t_s:Q", title="interval end (s)", format=",.2f"),
+                alt.Tooltip("percentile:N"),
+                alt.Tooltip("ms:Q", format=",.3f"),
+            ],
+        )
+    )
+    return chart
+
+
+def _metric_panels(
+    group: Group, x: alt.X, hue: alt.Color, pick: alt.Parameter, sets: Datasets
+) -> list[alt.Chart]:
+    """One small panel per metric column of system.csv/server.csv, on the timeline's clock
+    (their t_s is seconds since the load started, as intervals.csv's)."""
+    per_metric: dict[str, list[pd.DataFrame]] = {}
+    for run in group.runs:
+        for frame in metric_frames(run.analysis.run):
+            frame = frame.sort_values("t_s")
+            for name in _metric_columns(frame):
+                part = pd.DataFrame(
+                    {
+                        "run": run.name,
+                        "config": run.config,
+                        "t_s": frame["t_s"].astype(float) - run.analysis.origin_s,
+                        "value": frame[name].astype(float),
+                        "interval_s": frame.get("interval_s", 1.0),
+                    }
+                )
+                per_metric.setdefault(name, []).append(min_max_rows(part, ["value"]))
+    ranked = sorted(
+        per_metric, key=lambda n: (PREFERRED_METRICS.index(n) if n in PREFERRED_METRICS else 99, n)
+    )
+    panels = []
+    for name in ranked[:MAX_METRIC_PANELS]:
+        data = pd.concat(per_metric[name], ignore_index=True)
+        panels.append(
+            alt.Chart(
+                sets.ref(
+                    f"metric-{name}", data[["run", "config", "t_s", "value"]].to_dict("records")
+                )
+            )
+            .mark_line(interpolate="step-before", strokeWidth=1)
+            .encode(
+                x=x,
+                y=alt.Y("value:Q", title=name, axis=alt.Axis(titleFontSize=10)),
+                color=hue,
+                detail="run:N",
+                opacity=faded(pick),
+                tooltip=[
+                    alt.Tooltip("run:N"),
+                    alt.Tooltip("t_s:Q", format=",.2f"),
+                    alt.Tooltip("value:Q", title=name, format=",.4~g"),
+                ],
+            )
+            .properties(width=WIDTH, height=80)
+        )
+    return panels
+
+
+def _metric_columns(frame: pd.DataFrame) -> list[str]:
+    numeric = frame.select_dtypes("number").columns
+    # A metric that never moved (0 throughout) says nothing about a dip.
+    return [c for c in numeric if c not in NOT_METRICS and frame[c].nunique(dropna=True) > 1]
+
+
+def _titled(layered: alt.LayerChart, x: alt.X) -> alt.LayerChart:
+    """A layered panel whose line layer (the last) carries the titled x axis."""
+    layers = list(layered.layer)
+    layers[-1] = layers[-1].encode(x=x)
+    return cast(
+        alt.LayerChart, alt.layer(*layers).properties(width=layered.width, height=layered.height)
+    )

@@ -1,0 +1,207 @@
+"""What the report says: the numbers in its tables are the analysis JSON's, the charts'
+specs have the scales and layers the issue asks for, and the images decode at their size."""
+
+import math
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image, ImageStat
+
+from oltplab.analysis.run_analysis import analyse
+from oltplab.analysis.sweep import sweep
+from oltplab.report.html.decimate import min_max_rows
+from oltplab.report.html.export import PNG_SCALE
+from tests.report.html_fixtures import STALL, Built
+
+
+class Tables(HTMLParser):
+    """Every table's rows as lists of (data-value or text) per cell."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self._value: str | None = None
+        self._in_body = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self._table = a.get("id") or ""
+            self.tables[self._table] = []
+        elif tag == "tbody":
+            self._in_body = True
+        elif tag == "tr" and self._in_body and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag == "td" and self._in_body:
+            self._cell, self._value = [], a.get("data-value")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None and self._table is not None:
+            text = "".join(self._cell).strip()
+            self.tables[self._table][-1].append(self._value if self._value is not None else text)
+            self._cell = None
+        elif tag == "tbody":
+            self._in_body = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.fixture(scope="module")
+def tables(built: Built) -> dict[str, list[list[str]]]:
+    parser = Tables()
+    parser.feed(built.html.read_text())
+    return parser.tables
+
+
+def _same(cell: str, value: Any) -> bool:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return cell == ""
+    return float(cell) == float(value)
+
+
+def test_runs_table_is_the_analysis_json(built: Built, tables: dict[str, list[list[str]]]) -> None:
+    rows = {row[1]: row for row in tables["runs"]}
+    assert len(rows) == len(built.runs)
+    for path in built.runs:
+        doc = analyse(path).to_json()
+        row = rows[path.name]
+        s = doc["steady_state"]
+        assert row[0] == doc["server"]
+        assert _same(row[4], s["tps_mean"])
+        assert _same(row[5], s["tps_ci95"][0])
+        assert _same(row[6], s["tps_median"])
+        assert _same(row[7], s["cv_pct"])
+        assert _same(row[8], s["warmup_s"])
+        assert _same(row[9], doc["latency_ms"]["p95"])
+        assert _same(row[10], doc["latency_ms"]["p99"])
+        assert _same(row[12], len(doc["stalls"]))
+
+
+def test_sweep_table_is_the_sweep_json(built: Built, tables: dict[str, list[list[str]]]) -> None:
+    closed = [p for p in built.runs if p.name != "sqlite-point-select"]
+    points = sweep(closed).to_json()["points"]
+    rows = tables["sweep-oltp_read_write"]
+    assert len(rows) == len(points)
+    for row, point in zip(rows, points, strict=True):
+        assert row[0] == point["server"]
+        assert int(row[1]) == point["threads"]
+        for cell, key in ((row[3], "tps"), (row[4], "tps_ci_lo"), (row[5], "p95_ms")):
+            assert _same(cell, point[key]), key
+
+
+def test_relative_table_and_comparisons(tables: dict[str, list[list[str]]]) -> None:
+    relative = tables["relative"]
+    # The baseline's three connection counts; the SQLite run has no baseline to compare with.
+    assert [int(r[1]) for r in relative] == [8, 32, 128]
+    ratios = [float(r[3]) for r in relative]
+    # pool-of-threads: synthesised 15% faster, against a sawtooth that costs the baseline
+    # 12.5% on average: 1.15 / 0.875 = 1.31.
+    assert all(1.2 < r < 1.45 for r in ratios), ratios
+    assert tables["compare-pool-of-threads"]
+
+
+def test_stalls_table_is_the_analysis_json(
+    built: Built, tables: dict[str, list[list[str]]]
+) -> None:
+    expected = [
+        (path.name, stall["start_s"], stall["duration_s"], stall["min_tps"])
+        for path in built.runs
+        for stall in analyse(path).to_json()["stalls"]
+    ]
+    found = [(row[1], float(row[2]), float(row[3]), float(row[4])) for row in tables["stalls"]]
+    assert sorted(found) == sorted(expected)
+    assert len(found) >= 1
+
+
+def test_stall_is_marked_where_it_was_synthesised(built: Built) -> None:
+    chart = next(c for c in built.report.charts if c.name == "timeline-oltp_read_write-t32")
+    stalls = chart.spec()["datasets"]["stalls"]
+    start, length = STALL
+    assert len(stalls) == 1
+    # Times are from the start of the first interval; the synthesised clock starts there too.
+    assert stalls[0]["start_s"] == pytest.approx(start, abs=1.0)
+    assert stalls[0]["end_s"] - stalls[0]["start_s"] == pytest.approx(length, abs=1.0)
+
+
+def test_specs_validate_and_have_the_scales(built: Built) -> None:
+    for chart in built.report.charts:
+        chart.altair().to_dict(validate=True)  # the Vega-Lite schema accepts every chart
+    scaling = next(c for c in built.report.charts if c.name == "scaling-tps-oltp_read_write")
+    scales = _scales(scaling.spec())
+    assert {"type": "log", "base": 2} in [{k: s.get(k) for k in ("type", "base")} for s in scales]
+    assert "usl" in scaling.spec()["datasets"]
+    spectrum = next(c for c in built.report.charts if c.name.startswith("spectrum-"))
+    nines = [p["nines"] for p in spectrum.spec()["datasets"]["spectrum"]]
+    assert max(nines) >= 1000  # the spectrum reaches 99.9% and beyond when counts allow
+
+
+def test_one_colour_per_config_in_every_chart(built: Built) -> None:
+    seen: dict[str, str] = {}
+    for chart in built.report.charts:
+        for domain, colours in _colour_scales(chart.spec()):
+            for config, colour in zip(domain, colours, strict=True):
+                assert seen.setdefault(config, colour) == colour, (chart.name, config)
+    assert len(seen) == 3
+
+
+def _scales(doc: Any) -> list[dict[str, Any]]:
+    if isinstance(doc, dict):
+        found = [doc["scale"]] if isinstance(doc.get("scale"), dict) else []
+        return found + [s for v in doc.values() for s in _scales(v)]
+    if isinstance(doc, list):
+        return [s for v in doc for s in _scales(v)]
+    return []
+
+
+def _colour_scales(doc: Any) -> list[tuple[list[str], list[str]]]:
+    found = []
+    if isinstance(doc, dict):
+        scale = doc.get("scale") if doc.get("field") == "config" else None
+        if isinstance(scale, dict) and "domain" in scale:
+            found.append((scale["domain"], scale["range"]))
+        for value in doc.values():
+            found += _colour_scales(value)
+    elif isinstance(doc, list):
+        for value in doc:
+            found += _colour_scales(value)
+    return found
+
+
+def test_png_and_svg_of_every_chart(built: Built, tmp_path: Path) -> None:
+    pngs = built.report.write_images(tmp_path / "png", "png")
+    svgs = built.report.write_images(tmp_path / "svg", "svg")
+    assert len(pngs) == len(svgs) == len(built.report.charts)
+    for png, svg in zip(pngs, svgs, strict=True):
+        root = svg.read_text()
+        assert root.startswith("<svg")
+        assert "</svg>" in root
+        width = float(root.split('width="', 1)[1].split('"', 1)[0])
+        height = float(root.split('height="', 1)[1].split('"', 1)[0])
+        image = Image.open(png)
+        image.load()
+        # The PNG is the SVG's drawing at PNG_SCALE: its stated size.
+        assert image.size == (round(width * PNG_SCALE), round(height * PNG_SCALE)), png.name
+        grey = ImageStat.Stat(image.convert("L"))
+        assert grey.stddev[0] > 10, png.name  # not uniform
+        assert root.count("<path") > 5, svg.name
+
+
+def test_decimation_keeps_a_one_interval_stall() -> None:
+    n = 86_400
+    tps = np.full(n, 1000.0) + np.sin(np.arange(n)) * 10
+    tps[40_000] = 0.0
+    tps[40_001] = 2000.0  # a spike right after the stall, in the same bucket
+    frame = pd.DataFrame({"t_s": np.arange(n, dtype=float), "tps": tps, "interval_s": 1.0})
+    kept = min_max_rows(frame, ["tps"])
+    assert len(kept) <= 1300
+    assert 0.0 in set(kept["tps"])
+    assert 2000.0 in set(kept["tps"])
+    assert kept["t_s"].is_monotonic_increasing

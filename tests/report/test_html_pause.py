@@ -1,0 +1,74 @@
+"""A real MariaDB paused mid-run (SIGSTOP for 2 s, as tests/drivers/test_pause.py does):
+the report's timeline marks the stall where the server stopped and resumed, read from the
+chart's own data, and its tps line drops to zero there."""
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import oltplab
+from oltplab.report.html import build_report
+from oltplab.servers import MariaDBServer, ServerSettings
+from tests.drivers.test_pause import Pauser
+
+THREADS = 4
+TIME_S = 10.0  # 20 half-second intervals: enough for MSER-5 to judge
+INTERVAL_S = 0.5
+PAUSE_AT_S = 4.0
+PAUSE_S = 2.0
+EDGE_S = 0.05  # interval edges vs. the signals: the engine's clock starts a little earlier
+
+
+@pytest.fixture(scope="module")
+def server(servers_root: Path) -> Iterator[MariaDBServer]:
+    """A MariaDB of this module's own: SIGSTOP would freeze every test sharing the session's."""
+    parent = Path(tempfile.mkdtemp(prefix="t", dir=servers_root))  # short: socket paths
+    parent.chmod(0o711)
+    small = ServerSettings(max_connections=50, variables={"innodb_buffer_pool_size": "32M"})
+    with MariaDBServer(parent / "server", small) as server:
+        oltplab.prepare("oltp_point_select", db=server.url, tables=1, table_size=1000)
+        yield server
+
+
+def test_the_stall_is_marked_when_the_server_was_paused(
+    server: MariaDBServer, tmp_path: Path
+) -> None:
+    pid = server.pid()
+    assert pid is not None
+    out = tmp_path / "paused"
+    with Pauser(pid, PAUSE_AT_S, PAUSE_S) as pauser:
+        run = oltplab.run(
+            "oltp_point_select",
+            db=server.url,
+            out=out,
+            on_event=pauser.on_event,
+            threads=THREADS,
+            time=TIME_S,
+            report_interval=INTERVAL_S,
+        )
+    assert run.complete, run["error"]
+    assert pauser.stop_s is not None
+    assert pauser.cont_s is not None
+
+    report = build_report([out])
+    timeline = next(c for c in report.charts if c.name.startswith("timeline-"))
+    data = timeline.spec()["datasets"]
+    stalls = data["stalls"]
+    assert len(stalls) == 1, stalls
+    stall = stalls[0]
+    # The first interval that the pause emptied starts at most one interval after SIGSTOP;
+    # the stall ends by the interval in which SIGCONT came.
+    assert pauser.stop_s - EDGE_S <= stall["start_s"] <= pauser.stop_s + INTERVAL_S + EDGE_S
+    assert (
+        pauser.cont_s - INTERVAL_S - EDGE_S <= stall["end_s"] <= pauser.cont_s + INTERVAL_S + EDGE_S
+    )
+    # The drawn line: below the stall threshold inside the stall (the first interval may
+    # hold the transactions in flight at SIGSTOP), the run's pace before it.
+    threshold = report.data.runs[0].doc["stalls"][0]["threshold_tps"]
+    inside = [r["tps"] for r in data["tps"] if stall["start_s"] < r["t_s"] <= stall["end_s"]]
+    before = [r["tps"] for r in data["tps"] if r["t_s"] <= pauser.stop_s - EDGE_S]
+    assert len(inside) >= (PAUSE_S / INTERVAL_S) - 1, inside
+    assert max(inside) < threshold, (inside, threshold)
+    assert min(before[1:]) > 3 * threshold, before
