@@ -45,6 +45,9 @@ Result of run (JSON object):
 
 Result of prepare / cleanup: {"workload", "options", "driver", "server_version",
      "tables": n, "duration_s": s}
+
+Distributed runs add two spec fields: "start_at" (epoch seconds on the client's clock: connect,
+then wait for it) and "units" (prepare: the tables, 1-based, this client builds).
 """
 
 from collections.abc import Callable
@@ -58,6 +61,7 @@ __all__ = [
     "__version__",
     "catalog",
     "cleanup",
+    "merge_histograms",
     "prepare",
     "run",
 ]
@@ -79,6 +83,10 @@ def run(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
     """
 
 def cleanup(spec_json: str, on_event: Callable[[str], None] | None = None) -> str: ...
+def merge_histograms(encoded: list[str], ranks: list[float]) -> str:
+    """Adds V2 compressed histograms (base64, 1 ns..1 h, 3 digits) exactly; refuses another
+    shape. JSON: {"encoded", "count", "min_ns", "max_ns", "mean_ns",
+    "percentiles_ns": [[rank, ns], ...]}."""
 
 class OltpLabError(Exception): ...
 class ConfigError(OltpLabError): ...

@@ -44,6 +44,15 @@ fn cleanup(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyRe
     Ok(serde_json::to_string(&result).expect("results serialise"))
 }
 
+/// Adds V2 compressed histograms (base64) exactly; returns JSON: the merged histogram
+/// ("encoded"), "count", "min_ns", "max_ns", "mean_ns" and "percentiles_ns" [[rank, ns], ...].
+#[pyfunction]
+fn merge_histograms(encoded: Vec<String>, ranks: Vec<f64>) -> PyResult<String> {
+    let merged = oltplab_engine::stats::merge_encoded(&encoded, &ranks)
+        .map_err(|e| to_py(oltplab_engine::EngineError::Internal(e)))?;
+    Ok(serde_json::to_string(&merged).expect("results serialise"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", oltplab_engine::VERSION)?;
@@ -51,5 +60,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prepare, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     errors::register(m)
 }

@@ -21,15 +21,17 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
     probe.close().await;
     let tables = workload.prepare_units();
-    let workers = load.threads.min(tables).max(1);
+    let units = units_to_prepare(spec.units.as_deref(), tables)?;
+    let workers = load.threads.min(units.len()).max(1);
     let workload = std::sync::Arc::new(workload);
     let mut tasks = JoinSet::new();
     for t in 0..workers {
         let (workload, target, sink) = (workload.clone(), target.clone(), sink.clone());
+        let mine: Vec<usize> = units.iter().copied().skip(t).step_by(workers).collect();
         tasks.spawn(async move {
             let mut conn = open_one(&target, &[]).await?;
             let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
-            for table in (t + 1..=tables).step_by(workers) {
+            for table in mine {
                 // One stream per table: the data do not depend on --threads.
                 let mut rng = Rng::for_stream(load.rand_seed, 1_000_000 + table as u64);
                 workload.prepare_unit(&mut conn, table, &mut rng, &mut progress).await?;
@@ -58,9 +60,20 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
         options,
         driver: target.driver_name().to_string(),
         server_version,
-        tables,
+        tables: units.len(),
         duration_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The units (tables) to build: all of them, or a distributed client's share of them.
+fn units_to_prepare(given: Option<&[usize]>, tables: usize) -> Result<Vec<usize>> {
+    let Some(units) = given else { return Ok((1..=tables).collect()) };
+    match units.iter().find(|&&u| u == 0 || u > tables) {
+        Some(bad) => Err(EngineError::config(format!(
+            "prepare unit {bad} is out of range: this workload has units 1 to {tables}"
+        ))),
+        None => Ok(units.to_vec()),
+    }
 }
 
 pub async fn cleanup(spec: &Spec, sink: &Sink) -> Result<PrepareResult> {

@@ -48,6 +48,8 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         () = user_stop.stopped() => return Err(EngineError::Interrupted("while connecting; nothing was measured".into())),
     };
     let connect_s = connect_start.elapsed().as_secs_f64();
+    // Distributed runs: connected, now wait for the instant every client starts at.
+    super::start::wait_for_start(spec.start_at, &mut user_stop).await?;
 
     let kinds = workload.kinds();
     let start = Instant::now();

@@ -6,7 +6,7 @@ from oltplab import runner
 from oltplab.catalog import load_catalog
 from oltplab.cli import exitcodes
 from oltplab.cli.display import PrepareDisplay, RunDisplay
-from oltplab.cli.parser import parse_verb
+from oltplab.cli.parser import VerbArgs, parse_verb
 from oltplab.cli.progress import StatusLine
 from oltplab.defaultdb import DefaultDb
 
@@ -14,6 +14,25 @@ from oltplab.defaultdb import DefaultDb
 def _preparing(default: DefaultDb) -> str:
     shape = ", ".join(f"{k}={v}" for k, v in default.data_options.items())
     return f"oltplab: preparing {default.path} ({shape})"
+
+
+def _distributed(parsed: VerbArgs, args: list[str], display: RunDisplay) -> runner.RunResult:
+    from oltplab.distributed import cluster
+
+    cluster.require_ray()  # before any work: one line saying how to install it
+    from oltplab.distributed.driver import run
+
+    assert parsed.ray is not None
+    return run(
+        parsed.workload,
+        parsed.db,
+        parsed.options,
+        ray_address=parsed.ray,
+        clients=parsed.clients,
+        out=parsed.out,
+        argv=["oltplab", "run", *args],
+        on_event=display.on_event,
+    )
 
 
 def main(args: list[str]) -> int:
@@ -30,18 +49,23 @@ def main(args: list[str]) -> int:
         on_prepare_event=prepare_display.on_event,
     )
     try:
-        result = runner.run(
-            parsed.workload,
-            parsed.db,
-            parsed.options,
-            out=parsed.out,
-            argv=["oltplab", "run", *args],
-            hooks=hooks,
-        )
+        if parsed.ray is not None:
+            result = _distributed(parsed, args, display)
+        else:
+            result = runner.run(
+                parsed.workload,
+                parsed.db,
+                parsed.options,
+                out=parsed.out,
+                argv=["oltplab", "run", *args],
+                hooks=hooks,
+            )
     finally:
         status.clear()
     display.finish(result)
     code = exitcodes.for_stop_reason(result.stop_reason)
+    if code == exitcodes.OK and not result.manifest.get("complete"):
+        code = exitcodes.FAILED  # a distributed run that lost a client
     if code == exitcodes.INTERRUPTED:
         print(f"oltplab: interrupted; what was measured is in {result.path}", file=sys.stderr)
     elif code != exitcodes.OK:

@@ -1,0 +1,266 @@
+"""Issue 15's done-when, on a real 3-node Ray cluster (conftest.py) and the session's real
+MariaDB: a distributed prepare and a 3-client closed-loop run whose merged numbers are
+checked against the server's own counters and against an independent decode of every
+client's latency.hlog; a 2-client open-loop run at a total rate with a server pause; a
+node lost mid-run. Each run is an `oltplab` process joining the cluster.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+
+from oltplab.rundir.hlog import HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS
+from oltplab.servers import MariaDBServer
+from tests.distributed.conftest import RayCluster
+from tests.drivers.counters import delta, mariadb_status
+
+TABLES, TABLE_SIZE = 3, 500
+DATA = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
+NS_PER_MS = 1e6
+
+
+def manifest(run_dir: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((run_dir / "run.json").read_text())
+    return doc
+
+
+def decoded_union(hlogs: list[Path]) -> HdrHistogram:
+    """Every measured transaction of every client, decoded by the hdrhistogram package."""
+    total = HdrHistogram(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
+    for path in hlogs:
+        reader = HistogramLogReader(str(path), HdrHistogram(LOWEST_NS, HIGHEST_NS, 3))
+        while (h := reader.get_next_interval_histogram()) is not None:
+            if h.get_tag() is None:
+                total.add(h)
+    return total
+
+
+@pytest.fixture(scope="module")
+def prepared(
+    ray_cluster: RayCluster, mariadb_empty_db: MariaDBServer
+) -> subprocess.CompletedProcess[str]:
+    return ray_cluster.oltplab(
+        "prepare", "oltp_point_select", f"--db={mariadb_empty_db.url}", *DATA, "--clients=3"
+    )
+
+
+def test_prepare_deals_the_tables_over_the_clients(
+    prepared: subprocess.CompletedProcess[str], mariadb_empty_db: MariaDBServer
+) -> None:
+    assert prepared.returncode == 0, prepared.stderr
+    assert f"Prepared {TABLES} table(s)" in prepared.stdout
+    for t in range(1, TABLES + 1):
+        rows = mariadb_empty_db.query(f"SELECT COUNT(*) FROM sbtest{t}", database="sbtest")
+        assert rows == [[str(TABLE_SIZE)]]
+
+
+@pytest.fixture(scope="module")
+def closed_loop(
+    ray_cluster: RayCluster,
+    mariadb_empty_db: MariaDBServer,
+    prepared: subprocess.CompletedProcess[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str], dict[str, int]]:
+    assert prepared.returncode == 0, prepared.stderr
+    out = tmp_path_factory.mktemp("closed") / "run"
+    before = mariadb_status(mariadb_empty_db)
+    done = ray_cluster.oltplab(
+        "run", "oltp_point_select", f"--db={mariadb_empty_db.url}", *DATA,
+        "--threads=6", "--time=3", "--report-interval=0.5", "--percentile=50,95,99,99.9",
+        "--clients=3", f"--out={out}",
+    )  # fmt: skip
+    return out, done, delta(mariadb_status(mariadb_empty_db), before)
+
+
+def test_three_clients_add_up_to_the_server_counts(
+    closed_loop: tuple[Path, subprocess.CompletedProcess[str], dict[str, int]],
+) -> None:
+    out, done, server = closed_loop
+    assert done.returncode == 0, done.stderr
+    merged = manifest(out)
+    clients = [manifest(out / "clients" / str(i)) for i in range(3)]
+    total = merged["summary"]["transactions"]
+    assert total > 100
+    assert total == sum(c["summary"]["transactions"] for c in clients)
+    # One SELECT per transaction, plus each client's pre-flight check of each table.
+    assert server["Com_select"] == total + 3 * TABLES
+    assert merged["complete"] is True
+    assert merged["load"]["threads"] == 6
+    assert [c["load"]["threads"] for c in clients] == [2, 2, 2]
+    placed = merged["distributed"]["clients"]
+    assert len({c["node_id"] for c in placed}) == 3  # one per node
+    for c in placed:
+        assert c["clock"]["bound_s"] < 0.05
+        assert abs(c["clock"]["offset_s"]) <= 0.05
+        assert c["connect_s"] is not None
+        assert c["start_late_s"] is not None
+        assert c["start_late_s"] < 0.05  # connected first, then started at the common instant
+
+
+def test_merged_percentiles_are_those_of_every_recorded_value(
+    closed_loop: tuple[Path, subprocess.CompletedProcess[str], dict[str, int]],
+) -> None:
+    out = closed_loop[0]
+    union = decoded_union([out / "clients" / str(i) / "latency.hlog" for i in range(3)])
+    latency = manifest(out)["summary"]["latency_ms"]
+    assert union.get_total_count() == manifest(out)["summary"]["transactions"]
+    for key, rank in (("p50", 50), ("p99", 99), ("p99.9", 99.9)):
+        assert latency[key] == union.get_value_at_percentile(rank) / NS_PER_MS, key
+    # max is exact (the clients' counters); the histogram holds it within its precision.
+    assert union.get_highest_equivalent_value(round(latency["max"] * NS_PER_MS)) == (
+        union.get_max_value()
+    )
+    # The merged hlog says the same as the clients' together.
+    assert decoded_union([out / "latency.hlog"]).get_total_count() == union.get_total_count()
+
+
+def test_intervals_are_merged_by_time(
+    closed_loop: tuple[Path, subprocess.CompletedProcess[str], dict[str, int]],
+) -> None:
+    out = closed_loop[0]
+    merged = pd.read_csv(out / "intervals.csv")
+    clients = [pd.read_csv(out / "clients" / str(i) / "intervals.csv") for i in range(3)]
+    # One row per interval, not per client: 3 s in 0.5 s intervals (+ the short tail).
+    assert len(merged) == max(len(c) for c in clients)
+    assert 6 <= len(merged) <= 7
+    full = min(len(c) for c in clients)
+    assert list(merged["transactions"][:full]) == [
+        sum(int(c["transactions"][k]) for c in clients) for k in range(full)
+    ]
+    assert merged["transactions"].sum() == manifest(out)["summary"]["transactions"]
+    assert (merged["threads"][:full] == 6).all()
+
+
+def test_show_and_compare_read_a_distributed_run(
+    closed_loop: tuple[Path, subprocess.CompletedProcess[str], dict[str, int]],
+) -> None:
+    out = closed_loop[0]
+    for args in (["show", str(out)], ["compare", str(out), "--vs", str(out / "clients" / "0")]):
+        shown = subprocess.run(
+            [sys.executable, "-m", "oltplab", *args], capture_output=True, text=True, timeout=60
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert "oltp_point_select" in shown.stdout or "tps" in shown.stdout.lower()
+
+
+class Pause:
+    """SIGSTOP to the server `at_s` after the run's common start, SIGCONT `for_s` later."""
+
+    def __init__(self, pid: int, run_dir: Path, at_s: float, for_s: float) -> None:
+        self.pid, self.run_dir, self.at_s, self.for_s = pid, run_dir, at_s, for_s
+        self.thread = threading.Thread(target=self._pause, daemon=True)
+
+    def _pause(self) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the common start is in the first run.json
+            try:
+                start = manifest(self.run_dir)["distributed"]["start_at"]
+                break
+            except (FileNotFoundError, json.JSONDecodeError, KeyError):
+                time.sleep(0.05)
+        else:
+            return
+        start_s = pd.Timestamp(start).timestamp()
+        time.sleep(max(0.0, start_s + self.at_s - time.time()))
+        os.kill(self.pid, signal.SIGSTOP)
+        try:
+            time.sleep(self.for_s)
+        finally:
+            os.kill(self.pid, signal.SIGCONT)
+
+
+def test_open_loop_holds_the_total_rate_and_shows_a_pause(
+    ray_cluster: RayCluster,
+    mariadb_empty_db: MariaDBServer,
+    prepared: subprocess.CompletedProcess[str],
+    tmp_path: Path,
+) -> None:
+    assert prepared.returncode == 0, prepared.stderr
+    out, rate, pause_s = tmp_path / "run", 400, 1.0
+    pid = mariadb_empty_db.pid()
+    assert pid is not None
+    pause = Pause(pid, out, at_s=2.0, for_s=pause_s)
+    pause.thread.start()
+    done = ray_cluster.oltplab(
+        "run", "oltp_point_select", f"--db={mariadb_empty_db.url}", *DATA,
+        "--threads=8", "--time=5", f"--rate={rate}", "--clients=2", f"--out={out}",
+        "--percentile=50,99",
+    )  # fmt: skip
+    pause.thread.join()
+    assert done.returncode == 0, done.stderr
+    summary = manifest(out)["summary"]
+    assert abs(summary["transactions"] / 5.0 - rate) / rate < 0.03
+    assert [manifest(out / "clients" / str(i))["load"]["rate_per_s"] for i in range(2)] == [
+        rate / 2,
+        rate / 2,
+    ]
+    # Open loop: response time from the intended start, so the stall is in the p99 of the
+    # merged run (as in one process) while the service time stays short.
+    assert summary["latency_ms"]["p99"] > 0.5 * pause_s * 1000
+    assert summary["service_latency_ms"]["p50"] < 50
+    rows = pd.read_csv(out / "intervals.csv")
+    assert rows["lat_max_ms"].max() > 0.8 * pause_s * 1000
+
+
+def test_a_lost_node_is_recorded_and_the_run_goes_on(
+    ray_cluster: RayCluster,
+    mariadb_empty_db: MariaDBServer,
+    prepared: subprocess.CompletedProcess[str],
+    tmp_path: Path,
+) -> None:
+    assert prepared.returncode == 0, prepared.stderr
+    out = tmp_path / "run"
+    tmp_path.joinpath("logs").mkdir()
+    proc = ray_cluster.popen(
+        "run", "oltp_point_select", f"--db={mariadb_empty_db.url}", *DATA,
+        "--threads=3", "--time=6", "--clients=3", f"--out={out}",
+        out=tmp_path / "logs",
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while (
+            not (out / "intervals.csv").exists()
+            or len((out / "intervals.csv").read_text().splitlines()) < 3
+        ):
+            assert time.monotonic() < deadline
+            assert proc.poll() is None
+            time.sleep(0.1)
+        victim = ray_cluster.workers[-1]
+        ray_cluster.cluster.remove_node(victim, allow_graceful=False)
+        code = proc.wait(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        ray_cluster.workers[-1] = ray_cluster.cluster.add_node(**_node_args())
+    stderr = (tmp_path / "logs" / "stderr").read_text()
+    assert code == 1, stderr
+    merged = manifest(out)
+    assert merged["complete"] is False
+    assert "client_lost" in merged["flags"]
+    [loss] = merged["distributed"]["losses"]
+    assert loss["threads"] == 1
+    assert 1.0 < loss["at_s"] < 6.0
+    survivors = [c for c in merged["distributed"]["clients"] if not c["lost"]]
+    assert len(survivors) == 2
+    assert all(c["stop_reason"] == "time" for c in survivors)
+    rows = pd.read_csv(out / "intervals.csv")
+    assert rows["t_s"].max() >= 5.9  # the others ran to the end
+    assert rows["transactions"].sum() == merged["summary"]["transactions"]
+    assert "lost" in stderr
+
+
+def _node_args() -> dict[str, Any]:
+    from tests.distributed.conftest import NODE_ARGS
+
+    return NODE_ARGS
