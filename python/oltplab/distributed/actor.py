@@ -23,7 +23,7 @@ class EngineClient:
         self._lock = threading.Lock()
         self._events: list[Json] = []
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._finished = threading.Event()  # set when the run thread has its result or error
         self._result: Json | None = None
         self._error: str | None = None
 
@@ -40,8 +40,7 @@ class EngineClient:
 
     def start(self, spec: Json) -> None:
         """Starts the run (spec["start_at"]: when, on this host's clock) and returns at once."""
-        self._thread = threading.Thread(target=self._run, args=(spec,), daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._run, args=(spec,), daemon=True).start()
 
     def stop(self) -> None:
         """Ends the run at the next progress event (within one interval)."""
@@ -51,7 +50,8 @@ class EngineClient:
         """Events since the last drain; `done` with the result (or error) once the run ended."""
         with self._lock:
             events, self._events = self._events, []
-            done = self._thread is not None and not self._thread.is_alive()
+            # Ray may run a drain before or during start: only the run thread says it is done.
+            done = self._finished.is_set()
         return {"events": events, "done": done, "result": self._result, "error": self._error}
 
     def _on_event(self, event: Json) -> None:
@@ -65,6 +65,9 @@ class EngineClient:
             self._result = engine.run(spec, self._on_event)
         except BaseException as e:  # reported to the driver, which decides
             self._error = f"{type(e).__name__}: {e}"
+        finally:
+            with self._lock:  # after the last event: a drain that sees done has every event
+                self._finished.set()
 
 
 def _address() -> Any:

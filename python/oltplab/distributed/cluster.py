@@ -75,17 +75,16 @@ def place(ray: Any, clients: int) -> Placed:
             f"the Ray cluster cannot place {clients} clients of 1 CPU each "
             f"(it has {cpus:g} CPUs); add nodes or give fewer --clients"
         ) from e
-    remote = ray.remote(EngineClient).options(
-        num_cpus=1,
-        max_concurrency=4,  # drain/stop answer while the run thread works
-        max_restarts=0,  # a restarted engine has lost its connections: never restart
-        max_task_retries=0,
-    )
+    remote = ray.remote(EngineClient)
     actors = [
         remote.options(
+            num_cpus=1,
+            max_concurrency=4,  # drain/stop answer while the run thread works
+            max_restarts=0,  # a restarted engine has lost its connections: never restart
+            max_task_retries=0,
             scheduling_strategy=PlacementGroupSchedulingStrategy(
                 placement_group=group, placement_group_bundle_index=i
-            )
+            ),
         ).remote(i)
         for i in range(clients)
     ]
