@@ -46,13 +46,15 @@ class RayCluster:
         )
 
     def popen(self, *args: str, out: Path) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, "-m", "oltplab", *args, f"--ray={self.address}"],
-            stdout=(out / "stdout").open("w"),
-            stderr=(out / "stderr").open("w"),
-            text=True,
-            env=os.environ | RAY_ENV,
-        )
+        """Started in the background, its output in `out`/stdout and `out`/stderr."""
+        with (out / "stdout").open("w") as stdout, (out / "stderr").open("w") as stderr:
+            return subprocess.Popen(
+                [sys.executable, "-m", "oltplab", *args, f"--ray={self.address}"],
+                stdout=stdout,
+                stderr=stderr,
+                text=True,
+                env=os.environ | RAY_ENV,
+            )
 
     def shutdown(self) -> None:
         self.cluster.shutdown()  # type: ignore[no-untyped-call]
