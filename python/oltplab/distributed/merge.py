@@ -17,6 +17,9 @@ _FIXED = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p99_9", 99.9))
 _COUNTS = ("transactions", "reads", "writes", "others", "errors", "reconnects")
 _SUMS = ("late", "backlog", "in_flight", "dropped", "threads_running")
 UNTAGGED, SERVICE = None, "service"
+# The whole run's histograms are kept as a list of interval merges, folded into one every
+# this many intervals: one engine call per tag per interval, not two.
+_COMPACT_AT = 64
 
 
 def _summary(merged: Json, exact: Json | None, percentile: float) -> Json:
@@ -116,7 +119,8 @@ class Totals:
     percentile: float
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     errors_by_code: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    histograms: dict[str | None, str] = field(default_factory=dict)
+    # Per tag: the measured intervals' merged histograms, added up lazily (see add).
+    histograms: dict[str | None, list[str]] = field(default_factory=dict)
     exact: Json | None = None
     lag_max_ns: int = 0
     client_cpu_s: float = 0.0
@@ -129,10 +133,10 @@ class Totals:
         for code, n in merged["errors_by_code"].items():
             self.errors_by_code[code] += n
         for h in merged["histograms"]:
-            previous = [self.histograms[h["tag"]]] if h["tag"] in self.histograms else []
-            self.histograms[h["tag"]] = engine.merge_histograms([*previous, h["encoded"]], [])[
-                "encoded"
-            ]
+            pending = self.histograms.setdefault(h["tag"], [])
+            pending.append(h["encoded"])
+            if len(pending) >= _COMPACT_AT:  # bounded memory, one merge per _COMPACT_AT intervals
+                pending[:] = [engine.merge_histograms(pending, [])["encoded"]]
         exact = _exact_latency(client_events)
         if exact is not None:
             if self.exact is None:
@@ -146,10 +150,17 @@ class Totals:
         self.lag_max_ns = max(self.lag_max_ns, int(merged["lag_max_ns"]))
         self.client_cpu_s += float(merged["client_cpu_pct"]) / 100.0 * float(merged["interval_s"])
 
+    def encoded(self) -> dict[str | None, str]:
+        """The whole run's histogram of each tag, V2 compressed."""
+        return {
+            tag: engine.merge_histograms(h, [])["encoded"] for tag, h in self.histograms.items()
+        }
+
     def latency(self, tag: str | None, ranks: list[float]) -> tuple[Json, list[list[float]]]:
         """(the engine's LatencySummary, [[rank, ns], ...]) of the whole run's histogram."""
-        encoded = [self.histograms[tag]] if tag in self.histograms else []
-        merged = engine.merge_histograms(encoded, _ranks(self.percentile) + ranks)
+        merged = engine.merge_histograms(
+            self.histograms.get(tag, []), _ranks(self.percentile) + ranks
+        )
         exact = self.exact if tag is UNTAGGED else None
         summary = _summary(merged, exact, self.percentile)
         low, high = (summary["min"], summary["max"])

@@ -77,7 +77,7 @@ def merged_result(
         "flags": list(flags),
         "histograms": {
             ("" if tag is UNTAGGED else tag): encoded
-            for tag, encoded in totals.histograms.items()
+            for tag, encoded in totals.encoded().items()
             if tag != SERVICE
         },
         # sysbench's fairness over every connection of every client.
