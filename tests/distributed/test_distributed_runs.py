@@ -241,6 +241,51 @@ def test_open_loop_holds_the_total_rate_and_shows_a_pause(
     assert rows["lat_max_ms"].max() > 0.8 * pause_s * 1000
 
 
+def _wait_for_rows(out: Path, proc: subprocess.Popen[str], rows: int) -> None:
+    deadline = time.monotonic() + 60
+    while (
+        not (out / "intervals.csv").exists()
+        or len((out / "intervals.csv").read_text().splitlines()) <= rows
+    ):
+        assert time.monotonic() < deadline
+        assert proc.poll() is None
+        time.sleep(0.1)
+
+
+def test_ctrl_c_stops_every_client_and_keeps_what_was_measured(
+    ray_cluster: RayCluster,
+    mariadb_empty_db: MariaDBServer,
+    prepared: subprocess.CompletedProcess[str],
+    tmp_path: Path,
+) -> None:
+    assert prepared.returncode == 0, prepared.stderr
+    out = tmp_path / "run"
+    tmp_path.joinpath("logs").mkdir()
+    proc = ray_cluster.popen(
+        "run", "oltp_point_select", f"--db={mariadb_empty_db.url}", *DATA,
+        "--threads=2", "--time=60", "--clients=2", f"--out={out}",
+        out=tmp_path / "logs",
+    )  # fmt: skip
+    try:
+        _wait_for_rows(out, proc, 2)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)  # well before --time=60
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 130, (tmp_path / "logs" / "stderr").read_text()
+    merged = manifest(out)
+    assert merged["stop_reason"] == "interrupted"
+    assert merged["complete"] is False
+    assert [manifest(out / "clients" / str(i))["stop_reason"] for i in range(2)] == [
+        "interrupted",
+        "interrupted",
+    ]
+    rows = pd.read_csv(out / "intervals.csv")
+    assert len(rows) >= 2
+    assert rows["transactions"].sum() == merged["summary"]["transactions"] > 0
+
+
 def test_a_lost_node_is_recorded_and_the_run_goes_on(
     ray_cluster: RayCluster,
     mariadb_empty_db: MariaDBServer,
@@ -256,14 +301,7 @@ def test_a_lost_node_is_recorded_and_the_run_goes_on(
         out=tmp_path / "logs",
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while (
-            not (out / "intervals.csv").exists()
-            or len((out / "intervals.csv").read_text().splitlines()) < 3
-        ):
-            assert time.monotonic() < deadline
-            assert proc.poll() is None
-            time.sleep(0.1)
+        _wait_for_rows(out, proc, 2)
         victim = ray_cluster.workers[-1]
         ray_cluster.cluster.remove_node(victim, allow_graceful=False)
         code = proc.wait(timeout=90)

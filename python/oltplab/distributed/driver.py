@@ -4,10 +4,13 @@ client's own under clients/<i>/). Nothing here prints; progress goes to `on_even
 """
 
 import contextlib
+import signal
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from oltplab import engine, percentiles
@@ -140,23 +143,46 @@ def _poll(run: _Run, ray: Any, on_event: EventHandler | None) -> None:
     run.emit(on_event)
 
 
+class _CtrlC:
+    """The first Ctrl-C asks every client to stop (each returns what it measured); a second
+    one abandons them. A flag, not an exception, so that a drain in progress is kept whole."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._previous: Any = None
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count > 1:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> "_CtrlC":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
 def _drive(run: _Run, ray: Any, on_event: EventHandler | None) -> bool:
     """Polls until every client ended; returns whether Ctrl-C stopped the run."""
-    interrupted = False
-    while run.live():
+    stopping = False
+    with _CtrlC() as ctrl_c:
         try:
-            _poll(run, ray, on_event)
-            time.sleep(POLL_S)
-        except KeyboardInterrupt:
-            if interrupted:  # a second Ctrl-C: stop waiting for the clients
-                for c in run.live():
-                    run.lose(c, KeyboardInterrupt("abandoned after a second Ctrl-C"), ray)
-                break
-            interrupted = True
+            while run.live():
+                if ctrl_c.count and not stopping:
+                    stopping = True
+                    for c in run.live():
+                        c.actor.stop.remote()  # stops at its next interval, keeps its result
+                _poll(run, ray, on_event)
+                time.sleep(POLL_S)
+        except KeyboardInterrupt:  # the second Ctrl-C: stop waiting for the clients
             for c in run.live():
-                c.actor.stop.remote()  # each stops at its next interval and returns its result
+                run.lose(c, KeyboardInterrupt("abandoned after a second Ctrl-C"), ray)
     run.emit(on_event)
-    return interrupted
+    return ctrl_c.count > 0
 
 
 def _prepare_clients(
