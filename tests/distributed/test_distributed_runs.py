@@ -241,6 +241,24 @@ def test_open_loop_holds_the_total_rate_and_shows_a_pause(
     assert rows["lat_max_ms"].max() > 0.8 * pause_s * 1000
 
 
+def test_a_run_every_client_refuses_leaves_nothing(
+    ray_cluster: RayCluster,
+    mariadb_empty_db: MariaDBServer,
+    prepared: subprocess.CompletedProcess[str],
+    tmp_path: Path,
+) -> None:
+    assert prepared.returncode == 0, prepared.stderr
+    out = tmp_path / "run"
+    done = ray_cluster.oltplab(
+        "run", "oltp_point_select", f"--db={mariadb_empty_db.url}", "--tables=9",
+        "--time=2", "--threads=2", "--clients=2", f"--out={out}",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("oltplab: error: client 0:") and "sbtest" in line
+    assert not out.exists()
+
+
 def _wait_for_rows(out: Path, proc: subprocess.Popen[str], rows: int) -> None:
     deadline = time.monotonic() + 60
     while (

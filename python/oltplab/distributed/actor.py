@@ -26,6 +26,7 @@ class EngineClient:
         self._finished = threading.Event()  # set when the run thread has its result or error
         self._result: Json | None = None
         self._error: str | None = None
+        self._error_type: str | None = None  # the exception's class name, for the driver
 
     def now(self) -> float:
         """This host's wall clock: the clock-offset probe."""
@@ -52,7 +53,13 @@ class EngineClient:
             events, self._events = self._events, []
             # Ray may run a drain before or during start: only the run thread says it is done.
             done = self._finished.is_set()
-        return {"events": events, "done": done, "result": self._result, "error": self._error}
+        return {
+            "events": events,
+            "done": done,
+            "result": self._result,
+            "error": self._error,
+            "error_type": self._error_type,
+        }
 
     def _on_event(self, event: Json) -> None:
         with self._lock:
@@ -64,7 +71,7 @@ class EngineClient:
         try:
             self._result = engine.run(spec, self._on_event)
         except BaseException as e:  # reported to the driver, which decides
-            self._error = f"{type(e).__name__}: {e}"
+            self._error, self._error_type = str(e) or type(e).__name__, type(e).__name__
         finally:
             with self._lock:  # after the last event: a drain that sees done has every event
                 self._finished.set()

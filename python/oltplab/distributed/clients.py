@@ -27,6 +27,7 @@ class Client:
     started: Json | None = None  # its "started" event
     result: Json | None = None
     error: str | None = None  # the engine raised
+    error_type: str | None = None  # its exception class
     lost: Json | None = None  # the actor or its node died
     clock_end: ClockOffset | None = None
     events: int = 0

@@ -20,11 +20,17 @@ from oltplab.catalog import load_catalog
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT
 from oltplab.distributed import clock, cluster
 from oltplab.distributed.align import IntervalAligner
-from oltplab.distributed.clients import Client, Losses, client_writer
+from oltplab.distributed.clients import CLIENTS_DIR, Client, Losses, client_writer
 from oltplab.distributed.merge import Totals, merge_interval
 from oltplab.distributed.result import START_LATE_LIMIT_S, merged_result, rolled_up_flags
 from oltplab.distributed.shares import Share, split_load
-from oltplab.exceptions import ConfigError
+from oltplab.exceptions import (
+    ConfigError,
+    ConnectError,
+    DriverError,
+    NotPreparedError,
+    OltpLabError,
+)
 from oltplab.rundir import RunWriter, create_default_run_dir, create_run_dir
 from oltplab.rundir.manifest import initial_manifest, iso_utc
 from oltplab.runner import RunResult
@@ -92,6 +98,7 @@ class _Run:
                 client.writer.finish(drained["result"])
             else:
                 client.error = drained["error"] or "the engine stopped without a result"
+                client.error_type = drained.get("error_type")
                 client.writer.abort(stop_reason="error", error=client.error)
             self.aligner.end(client.index)
 
@@ -102,8 +109,9 @@ class _Run:
             ray.kill(client.actor, no_restart=True)  # an unresponsive one must not load on
 
     def emit(self, on_event: EventHandler | None) -> None:
-        if not self.started_sent and all(c.started is not None or c.ended for c in self.clients):
-            started = [c.started for c in self.clients if c.started is not None]
+        started = [c.started for c in self.clients if c.started is not None]
+        every = all(c.started is not None or c.ended for c in self.clients)
+        if not self.started_sent and started and every:
             event = {
                 "event": "started",
                 "threads": sum(int(s["threads"]) for s in started),
@@ -297,10 +305,28 @@ def _run_placed(
         spec = engine.build_spec(workload, db_url, _share_options(effective, c.share))
         c.actor.start.remote(spec | {"start_at": c.start_at})
     interrupted = _drive(state, ray, on_event)
+    if all(c.started is None and c.error is not None for c in clients):
+        # Every engine refused the run before it started (no tables, a bad option): as a
+        # local run, leave nothing behind and raise the engine's own error.
+        for c in clients:
+            c.writer.discard()
+        remove_empty_dir(run_dir / CLIENTS_DIR)
+        writer.discard()
+        raise refused(clients[0])
     for c in clients:
         if c.lost is None:
             c.clock_end = _clock_of(ray, c.actor, samples=5)
     return _finish(state, effective, interrupted)
+
+
+_ENGINE_ERRORS: dict[str, type[OltpLabError]] = {
+    cls.__name__: cls for cls in (ConfigError, ConnectError, NotPreparedError, DriverError)
+}
+
+
+def refused(client: Client) -> OltpLabError:
+    cls = _ENGINE_ERRORS.get(client.error_type or "", DriverError)
+    return cls(f"client {client.index}: {client.error}")
 
 
 def _finish(state: _Run, effective: Mapping[str, Any], interrupted: bool) -> RunResult:
