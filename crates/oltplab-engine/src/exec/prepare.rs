@@ -100,3 +100,17 @@ fn to_progress(e: PrepareEvent) -> Progress {
         PrepareEvent::Rows { table, done, total } => Progress::Rows { table, done, total },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::units_to_prepare;
+
+    #[test]
+    fn a_client_builds_its_share_of_the_units_or_all_of_them() {
+        assert_eq!(units_to_prepare(None, 3).unwrap(), vec![1, 2, 3]);
+        assert_eq!(units_to_prepare(Some(&[2, 4]), 4).unwrap(), vec![2, 4]);
+        let err = units_to_prepare(Some(&[1, 5]), 4).unwrap_err().to_string();
+        assert!(err.contains("prepare unit 5 is out of range"), "{err}");
+        assert!(units_to_prepare(Some(&[0]), 4).is_err());
+    }
+}
