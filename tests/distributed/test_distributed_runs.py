@@ -25,6 +25,7 @@ from oltplab.rundir.hlog import HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS
 from oltplab.servers import MariaDBServer
 from tests.distributed.conftest import RayCluster
 from tests.drivers.counters import delta, mariadb_status
+from tests.test_schema import validate
 
 TABLES, TABLE_SIZE = 3, 500
 DATA = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
@@ -100,6 +101,8 @@ def test_three_clients_add_up_to_the_server_counts(
     assert merged["complete"] is True
     assert merged["load"]["threads"] == 6
     assert [c["load"]["threads"] for c in clients] == [2, 2, 2]
+    for doc in (merged, *clients):
+        validate(doc)  # schema/run.schema.json, distributed section included
     placed = merged["distributed"]["clients"]
     assert len({c["node_id"] for c in placed}) == 3  # one per node
     for c in placed:
@@ -255,7 +258,8 @@ def test_a_run_every_client_refuses_leaves_nothing(
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
-    assert line.startswith("oltplab: error: client 0:") and "sbtest" in line
+    assert line.startswith("oltplab: error: client 0:")
+    assert "sbtest" in line
     assert not out.exists()
 
 
