@@ -8,3 +8,8 @@ time), merge (interval and whole-run histograms), result (the merged result), cl
 (per-client state and directories), driver (the run), prepare (tables dealt over clients).
 Ray is imported only when a distributed command runs (`pip install 'oltplab[ray]'`).
 """
+
+from oltplab.distributed.driver import run
+from oltplab.distributed.prepare import prepare
+
+__all__ = ["prepare", "run"]

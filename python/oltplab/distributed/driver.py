@@ -23,7 +23,7 @@ from oltplab.distributed.align import IntervalAligner
 from oltplab.distributed.clients import CLIENTS_DIR, Client, Losses, client_writer
 from oltplab.distributed.merge import Totals, merge_interval
 from oltplab.distributed.result import START_LATE_LIMIT_S, merged_result, rolled_up_flags
-from oltplab.distributed.shares import Share, split_load
+from oltplab.distributed.shares import Share, split_load, with_fixed_seed
 from oltplab.exceptions import (
     ConfigError,
     ConnectError,
@@ -244,11 +244,10 @@ def run(
 ) -> RunResult:
     """Runs `workload` on `clients` engine actors and writes one merged run directory."""
     db_url = check_target(db)
-    effective = dict(load_catalog().resolve(workload, options))
+    effective = with_fixed_seed(load_catalog().resolve(workload, options))
     if any(str(effective.get(p) or "") for p in _PLANS):
         raise ConfigError("--rate-steps/--thread-steps are not supported with --ray yet")
-    base_seed = int(effective.get("rand_seed") or 0) or time.time_ns() % (1 << 62) + 1
-    effective["rand_seed"] = base_seed
+    base_seed = int(effective["rand_seed"])
     ray = cluster.connect(ray_address)
     clients = clients or cluster.node_count(ray)
     shares = split_load(effective, clients, base_seed)

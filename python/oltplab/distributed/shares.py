@@ -4,6 +4,7 @@
 in proportion to connections, so every connection is offered the same rate.
 """
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,13 @@ class Share:
 def client_seed(base_seed: int, index: int) -> int:
     """A per-client seed derived from the run's (never 0, which means "from the clock")."""
     return (base_seed * 1_000_003 + index + 1) % (1 << 63) or 1
+
+
+def with_fixed_seed(options: Mapping[str, Any]) -> dict[str, Any]:
+    """`--rand-seed=0` means "from the clock": a distributed run draws it once, in the
+    driver, so that every client's seed derives from one recorded value."""
+    seed = int(options.get("rand_seed") or 0) or time.time_ns() % (1 << 62) + 1
+    return dict(options) | {"rand_seed": seed}
 
 
 def split_load(effective: Mapping[str, Any], clients: int, base_seed: int) -> list[Share]:

@@ -1,5 +1,6 @@
 """`oltplab run [WORKLOAD] [--db URL] [--out DIR] [options]`."""
 
+import dataclasses
 import sys
 
 from oltplab import runner
@@ -14,6 +15,13 @@ from oltplab.defaultdb import DefaultDb
 def _preparing(default: DefaultDb) -> str:
     shape = ", ".join(f"{k}={v}" for k, v in default.data_options.items())
     return f"oltplab: preparing {default.path} ({shape})"
+
+
+def _with_distributed_seed(parsed: VerbArgs) -> VerbArgs:
+    """The seed a distributed run derives every client's from, drawn before the banner shows it."""
+    from oltplab.distributed.shares import with_fixed_seed
+
+    return dataclasses.replace(parsed, options=with_fixed_seed(parsed.options))
 
 
 def _distributed(parsed: VerbArgs, args: list[str], display: RunDisplay) -> runner.RunResult:
@@ -40,6 +48,8 @@ def main(args: list[str]) -> int:
     parsed = parse_verb("run", args, catalog)
     if parsed is None:
         return exitcodes.OK
+    if parsed.ray is not None:
+        parsed = _with_distributed_seed(parsed)
     status = StatusLine(sys.stderr)
     display = RunDisplay(sys.stdout, status, catalog.resolve(parsed.workload, parsed.options))
     prepare_display = PrepareDisplay(sys.stderr, status)  # keep stdout for the run's report
