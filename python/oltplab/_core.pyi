@@ -46,8 +46,9 @@ Result of run (JSON object):
 Result of prepare / cleanup: {"workload", "options", "driver", "server_version",
      "tables": n, "duration_s": s}
 
-Distributed runs add two spec fields: "start_at" (epoch seconds on the client's clock: connect,
-then wait for it) and "units" (prepare: the tables, 1-based, this client builds).
+Distributed runs add three spec fields: "start_at" (epoch seconds on the client's clock: connect,
+then wait for it), "arrival_phase_s" (open loop: the arrival schedule shifted by this much) and
+"units" (prepare: the tables, 1-based, this client builds).
 """
 
 from collections.abc import Callable

@@ -110,3 +110,17 @@ def test_without_ray_the_flag_says_how_to_install_it(
 def test_clients_without_ray_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--clients=2"]) == 2
     assert "--clients needs --ray" in capsys.readouterr().err
+
+
+def test_uniform_arrivals_of_the_clients_interleave() -> None:
+    from oltplab.distributed.driver import arrival_phase
+
+    shares = split_load({"threads": 4, "rate": 400.0, "rand_seed": 1}, 2, 1)
+    uniform = {"rate": 400.0, "rate_arrivals": "uniform"}
+    # Each client offers 200/s (a gap of 5 ms); the second starts half a gap later.
+    assert [arrival_phase(uniform, s) for s in shares] == [
+        {"arrival_phase_s": 0.0},
+        {"arrival_phase_s": 0.0025},
+    ]
+    assert arrival_phase({"rate": 400.0, "rate_arrivals": "poisson"}, shares[1]) == {}
+    assert arrival_phase({"rate": 0}, shares[1]) == {}

@@ -302,7 +302,7 @@ def _run_placed(
     for c in clients:
         c.start_at = start_at + c.clock.offset_s  # the same instant, on the client's clock
         spec = engine.build_spec(workload, db_url, _share_options(effective, c.share))
-        c.actor.start.remote(spec | {"start_at": c.start_at})
+        c.actor.start.remote(spec | {"start_at": c.start_at} | arrival_phase(effective, c.share))
     interrupted = _drive(state, ray, on_event)
     if all(c.started is None and c.error is not None for c in clients):
         # Every engine refused the run before it started (no tables, a bad option): as a
@@ -326,6 +326,15 @@ _ENGINE_ERRORS: dict[str, type[OltpLabError]] = {
 def refused(client: Client) -> OltpLabError:
     cls = _ENGINE_ERRORS.get(client.error_type or "", DriverError)
     return cls(f"client {client.index}: {client.error}")
+
+
+def arrival_phase(options: Mapping[str, Any], share: Share) -> Json:
+    """Uniform arrivals: client i's schedule shifted by i / total rate, so that the clients'
+    arrivals interleave instead of coming in bursts of N (Poisson streams need no shift)."""
+    rate = float(options.get("rate") or 0)
+    if rate <= 0 or options.get("rate_arrivals") != "uniform":
+        return {}
+    return {"arrival_phase_s": share.index / rate}
 
 
 def _finish(state: _Run, effective: Mapping[str, Any], interrupted: bool) -> RunResult:

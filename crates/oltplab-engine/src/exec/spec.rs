@@ -22,6 +22,10 @@ pub struct Spec {
     /// client starts, and numbers its intervals, from the same instant.
     #[serde(default)]
     pub start_at: Option<f64>,
+    /// Distributed open loop: seconds by which this client's arrival schedule is shifted, so that
+    /// N clients' uniform arrivals interleave (client i by i / total rate) instead of coinciding.
+    #[serde(default)]
+    pub arrival_phase_s: Option<f64>,
     /// Distributed prepare: the prepare units (tables, 1-based) this client builds; all when absent.
     #[serde(default)]
     pub units: Option<Vec<usize>>,
