@@ -124,3 +124,13 @@ def test_uniform_arrivals_of_the_clients_interleave() -> None:
     ]
     assert arrival_phase({"rate": 400.0, "rate_arrivals": "poisson"}, shares[1]) == {}
     assert arrival_phase({"rate": 0}, shares[1]) == {}
+
+
+def test_an_address_nobody_answers_fails_at_once() -> None:
+    from oltplab.distributed.cluster import check_reachable
+
+    with pytest.raises(ConfigError, match=r"no Ray cluster answers at 127\.0\.0\.1:1"):
+        check_reachable("127.0.0.1:1")
+    with pytest.raises(ConfigError, match="not HOST:PORT"):
+        check_reachable("nonsense")
+    check_reachable("auto")  # Ray finds this node's cluster itself

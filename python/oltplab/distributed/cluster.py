@@ -4,6 +4,7 @@ looks like. The only module that imports Ray (lazily: Ray is an optional extra).
 
 import contextlib
 import logging
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,11 +24,30 @@ def require_ray() -> Any:
     return ray
 
 
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A HOST:PORT that does not answer fails here, at once: Ray itself retries for minutes."""
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(
+            f"--ray={address} is not HOST:PORT or auto; give e.g. --ray=10.0.0.1:6379"
+        )
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise ConfigError(
+            f"no Ray cluster answers at {address} ({e.strerror or e}); start one with "
+            "`ray start --head`, or give its head's address with --ray=HOST:6379"
+        ) from e
+
+
 def connect(address: str) -> Any:
     """Joins the cluster at `address` (`auto`: the one this node belongs to)."""
     ray = require_ray()
     if ray.is_initialized():
         return ray
+    check_reachable(address)
     try:
         ray.init(
             address=address,
