@@ -45,6 +45,10 @@ Result of run (JSON object):
 
 Result of prepare / cleanup: {"workload", "options", "driver", "server_version",
      "tables": n, "duration_s": s}
+
+Distributed runs add three spec fields: "start_at" (epoch seconds on the client's clock: connect,
+then wait for it), "arrival_phase_s" (open loop: the arrival schedule shifted by this much) and
+"units" (prepare: the tables, 1-based, this client builds).
 """
 
 from collections.abc import Callable
@@ -59,6 +63,7 @@ __all__ = [
     "catalog",
     "check_db_url",
     "cleanup",
+    "merge_histograms",
     "prepare",
     "redact_db_url",
     "run",
@@ -86,6 +91,11 @@ def redact_db_url(url: str) -> str:
 
 def check_db_url(url: str) -> None:
     """Raises ConfigError when a server URL cannot be read one way only."""
+
+def merge_histograms(encoded: list[str], ranks: list[float]) -> str:
+    """Adds V2 compressed histograms (base64, 1 ns..1 h, 3 digits) exactly; refuses another
+    shape. JSON: {"encoded", "count", "min_ns", "max_ns", "mean_ns",
+    "percentiles_ns": [[rank, ns], ...]}."""
 
 class OltpLabError(Exception): ...
 class ConfigError(OltpLabError): ...

@@ -25,6 +25,7 @@ class CoreApi(Protocol):
     def prepare(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
     def run(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
     def cleanup(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
+    def merge_histograms(self, encoded: list[str], ranks: list[float]) -> str: ...
 
 
 def _load_core() -> CoreApi:
@@ -93,3 +94,10 @@ def run(spec: Json, on_event: EventHandler | None = None) -> Json:
 def cleanup(spec: Json, on_event: EventHandler | None = None) -> Json:
     result: Json = json.loads(_load_core().cleanup(json.dumps(spec), _adapt(on_event)))
     return result
+
+
+def merge_histograms(encoded: list[str], ranks: list[float]) -> Json:
+    """Adds V2 compressed histograms exactly (distributed runs): {"encoded", "count",
+    "min_ns", "max_ns", "mean_ns", "percentiles_ns": [[rank, ns], ...]}."""
+    merged: Json = json.loads(_load_core().merge_histograms(encoded, ranks))
+    return merged

@@ -79,6 +79,16 @@ fn cleanup(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyRe
     })
 }
 
+/// Adds V2 compressed histograms (base64) exactly; returns JSON: the merged histogram
+/// (`encoded`), `count`, `min_ns`, `max_ns`, `mean_ns` and `percentiles_ns` (`[[rank, ns], ...]`).
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // PyO3 extracts Python lists into owned vectors
+fn merge_histograms(encoded: Vec<String>, ranks: Vec<f64>) -> PyResult<String> {
+    let merged = oltplab_engine::stats::merge_encoded(&encoded, &ranks)
+        .map_err(|e| to_py(oltplab_engine::EngineError::Internal(e)))?;
+    Ok(serde_json::to_string(&merged).expect("results serialise"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     panics::install_quiet_hook();
@@ -89,5 +99,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cleanup, m)?)?;
     m.add_function(wrap_pyfunction!(redact_db_url, m)?)?;
     m.add_function(wrap_pyfunction!(check_db_url, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     errors::register(m)
 }

@@ -25,6 +25,14 @@ DB_OPTION_HELP = (
     f"postgresql://user:pass@host:port/db [oltplab's own SQLite file in {_ROOT}/]"
 )
 OUT_OPTION_HELP = f"run directory to write (new or empty) [{_ROOT}/<YYYYmmdd-HHMMSS>-<workload>]"
+RAY_OPTION_HELP = (
+    "distribute the load over a Ray cluster: ADDRESS is HOST:6379, or auto (the cluster of "
+    "this node; the default when --ray has no value); needs pip install 'oltplab[ray]'"
+)
+CLIENTS_OPTION_HELP = (
+    "with --ray: engine actors, one per node where the cluster has several; each runs its "
+    "share of --threads, --rate and --events (prepare: of the tables) [the number of nodes]"
+)
 
 METRICS_OPTION_HELP = (
     "also sample host and server metrics on the interval grid: system (system.csv, from "

@@ -21,7 +21,8 @@ from oltplab.exceptions import ConfigError
 
 BOOL_METAVAR = "on|off"
 _METAVARS = {"int": "N", "float": "N", "str": "STRING", "list": "LIST"}
-_OWN = ("workload", "db", "out", "metrics")  # destinations that are not workload options
+_OWN = ("workload", "db", "out", "metrics", "ray", "clients")  # destinations that are not workload options
+_DISTRIBUTED_VERBS = ("run", "prepare")
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,10 @@ class VerbArgs:
     workload: str
     db: str | None
     out: Path | None
-    options: dict[str, str]
-    metrics: str | None = (
-        None  # run: --metrics system,server  # as given on the command line, names with underscores
-    )
+    options: dict[str, str]  # as given on the command line, names with underscores
+    metrics: str | None = None  # run: --metrics system,server
+    ray: str | None = None  # --ray: the Ray cluster's address ("auto": this node's cluster)
+    clients: int | None = None  # --clients: engine actors (with --ray)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -94,6 +95,9 @@ def build_parser(verb: str, catalog: Catalog, workload: str) -> argparse.Argumen
     if verb == "run":
         own.add_argument("--out", metavar="DIR", type=Path, help=helptext.OUT_OPTION_HELP)
         own.add_argument("--metrics", metavar="LIST", help=helptext.METRICS_OPTION_HELP)
+    if verb in _DISTRIBUTED_VERBS:
+        own.add_argument("--ray", metavar="ADDRESS", help=helptext.RAY_OPTION_HELP)
+        own.add_argument("--clients", metavar="N", help=helptext.CLIENTS_OPTION_HELP)
     general = {d.name for d in catalog.general}
     _add_options(parser.add_argument_group("general options"), list(catalog.general))
     _add_options(
@@ -137,11 +141,9 @@ def parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
 def _parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None:
     every = catalog.all_options().values()
     normalised = normalise_argv(args, [flag_of(d.name)[2:] for d in every if d.type == "bool"])
-    value_flags = [flag_of(d.name)[2:] for d in every if d.type != "bool"] + [
-        "db",
-        "out",
-        "metrics",
-    ]
+    normalised = _bare_ray(normalised, catalog)
+    value_flags = [flag_of(d.name)[2:] for d in every if d.type != "bool"]
+    value_flags += ["db", "out", "metrics", "ray", "clients"]
     workload = find_workload(normalised, value_flags) or DEFAULT_WORKLOAD
     if workload not in catalog.names and (hint := _bool_hint(normalised, workload)):
         raise ConfigError(hint)
@@ -161,4 +163,30 @@ def _parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None
         out=values.get("out"),
         metrics=values.get("metrics"),
         options=options,
+        ray=values.get("ray"),
+        clients=_clients(values.get("ray"), values.get("clients")),
     )
+
+
+def _bare_ray(args: list[str], catalog: Catalog) -> list[str]:
+    """`--ray` alone (last, or before an option or the workload) means `--ray=auto`."""
+    out = []
+    for i, token in enumerate(args):
+        following = args[i + 1] if i + 1 < len(args) else None
+        bare = following is None or following.startswith("-") or following in catalog.names
+        out.append("--ray=auto" if token == "--ray" and bare else token)
+    return out
+
+
+def _clients(ray: str | None, clients: str | None) -> int | None:
+    if clients is None:
+        return None
+    if ray is None:
+        raise ConfigError("--clients needs --ray: give --ray[=ADDRESS] --clients=N")
+    try:
+        n = int(clients)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ConfigError(f"--clients={clients} is not a positive whole number; give e.g. 2")
+    return n

@@ -11,6 +11,7 @@ mod runtime;
 mod schedule;
 mod segments;
 mod spec;
+mod start;
 mod steps;
 mod stop;
 mod ticks;

@@ -21,20 +21,27 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     let started = Instant::now();
     let mut probe = open_one(&target, &[]).await?;
     let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
-    undo_unfinished_or_refuse_existing(&mut probe, &workload, sink).await?;
-    let options_json = serde_json::to_string(&options).map_err(|e| EngineError::Internal(e.to_string()))?;
-    unfinished_prepare::begin(&mut probe, workload.name(), &options_json).await?;
+    // A distributed client loads only its share, beside others: the unfinished-prepare marker
+    // guards whole prepares only (one client cannot tell another's tables from leftovers).
+    let whole = spec.units.is_none();
+    if whole {
+        undo_unfinished_or_refuse_existing(&mut probe, &workload, sink).await?;
+        let options_json = serde_json::to_string(&options).map_err(|e| EngineError::Internal(e.to_string()))?;
+        unfinished_prepare::begin(&mut probe, workload.name(), &options_json).await?;
+    }
     probe.close().await;
     let tables = workload.prepare_units();
-    let workers = load.threads.min(tables).max(1);
+    let units = units_to_prepare(spec.units.as_deref(), tables)?;
+    let workers = load.threads.min(units.len()).max(1);
     let workload = std::sync::Arc::new(workload);
     let mut tasks = JoinSet::new();
     for t in 0..workers {
         let (workload, target, sink) = (workload.clone(), target.clone(), sink.clone());
+        let mine: Vec<usize> = units.iter().copied().skip(t).step_by(workers).collect();
         tasks.spawn(async move {
             let mut conn = open_one(&target, &[]).await?;
             let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
-            for table in (t + 1..=tables).step_by(workers) {
+            for table in mine {
                 // One stream per table: the data do not depend on --threads.
                 let mut rng = Rng::for_stream(load.rand_seed, 1_000_000 + table as u64);
                 workload.prepare_unit(&mut conn, table, &mut rng, &mut progress).await?;
@@ -58,15 +65,17 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
             }
         }
     }
-    let mut last = open_one(&target, &[]).await?;
-    unfinished_prepare::end(&mut last).await?;
-    last.close().await;
+    if whole {
+        let mut last = open_one(&target, &[]).await?;
+        unfinished_prepare::end(&mut last).await?;
+        last.close().await;
+    }
     Ok(PrepareResult {
         workload: workload.name().to_string(),
         options,
         driver: target.driver_name().to_string(),
         server_version,
-        tables,
+        tables: units.len(),
         duration_s: started.elapsed().as_secs_f64(),
     })
 }
@@ -101,6 +110,17 @@ async fn undo_unfinished_or_refuse_existing(conn: &mut Conn, workload: &Workload
     unfinished_prepare::end(conn).await
 }
 
+/// The units (tables) to build: all of them, or a distributed client's share of them.
+fn units_to_prepare(given: Option<&[usize]>, tables: usize) -> Result<Vec<usize>> {
+    let Some(units) = given else { return Ok((1..=tables).collect()) };
+    match units.iter().find(|&&u| u == 0 || u > tables) {
+        Some(bad) => Err(EngineError::config(format!(
+            "prepare unit {bad} is out of range: this workload has units 1 to {tables}"
+        ))),
+        None => Ok(units.to_vec()),
+    }
+}
+
 pub async fn cleanup(spec: &Spec, sink: &Sink) -> Result<PrepareResult> {
     let Resolved { workload, target, options, .. } = spec.resolve()?;
     let started = Instant::now();
@@ -124,5 +144,19 @@ fn to_progress(e: PrepareEvent) -> Progress {
     match e {
         PrepareEvent::Message(text) => Progress::Message { text },
         PrepareEvent::Rows { table, done, total } => Progress::Rows { table, done, total },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::units_to_prepare;
+
+    #[test]
+    fn a_client_builds_its_share_of_the_units_or_all_of_them() {
+        assert_eq!(units_to_prepare(None, 3).unwrap(), vec![1, 2, 3]);
+        assert_eq!(units_to_prepare(Some(&[2, 4]), 4).unwrap(), vec![2, 4]);
+        let err = units_to_prepare(Some(&[1, 5]), 4).unwrap_err().to_string();
+        assert!(err.contains("prepare unit 5 is out of range"), "{err}");
+        assert!(units_to_prepare(Some(&[0]), 4).is_err());
     }
 }

@@ -48,6 +48,8 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         () = user_stop.stopped() => return Err(EngineError::Interrupted("while connecting; nothing was measured".into())),
     };
     let connect_s = connect_start.elapsed().as_secs_f64();
+    // Distributed runs: connected, now wait for the instant every client starts at.
+    super::start::wait_for_start(spec.start_at, &mut user_stop).await?;
 
     let kinds = workload.kinds();
     let start = Instant::now();
@@ -62,7 +64,10 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         recorders: Recorders::new(shard_count(load.threads), kinds.len(), warmup_end.is_none()),
         stmt_kinds: statements.iter().map(|(_, k)| *k).collect(),
         deadline,
-        schedule: open_loop.then(|| Mutex::new(arrivals(&load, steps, timeline.as_ref(), start, deadline))),
+        schedule: open_loop.then(|| {
+            let origin = start + Duration::from_secs_f64(spec.arrival_phase_s.unwrap_or(0.0).max(0.0));
+            Mutex::new(arrivals(&load, steps, timeline.as_ref(), origin, deadline))
+        }),
         timeline: timeline.clone(),
         max_events: load.events,
         events_started: AtomicU64::new(0),

@@ -17,6 +17,18 @@ pub struct Spec {
     pub options: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     pub target: TargetOptions,
+    /// Distributed runs: the wall-clock instant (seconds since the epoch, on this host's clock)
+    /// at which the load starts. The connections open first, then wait for it, so that every
+    /// client starts, and numbers its intervals, from the same instant.
+    #[serde(default)]
+    pub start_at: Option<f64>,
+    /// Distributed open loop: seconds by which this client's arrival schedule is shifted, so that
+    /// N clients' uniform arrivals interleave (client i by i / total rate) instead of coinciding.
+    #[serde(default)]
+    pub arrival_phase_s: Option<f64>,
+    /// Distributed prepare: the prepare units (tables, 1-based) this client builds; all when absent.
+    #[serde(default)]
+    pub units: Option<Vec<usize>>,
 }
 
 /// How the load is shaped: sysbench's general options.

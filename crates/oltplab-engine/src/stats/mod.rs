@@ -4,10 +4,12 @@
 
 mod clock;
 mod histogram;
+mod merge;
 mod recorder;
 mod summary;
 
 pub use clock::EventClock;
 pub use histogram::{encode_base64, new_histogram, sysbench_buckets_ms, Histogram, HIGHEST_NS};
+pub use merge::{decode_base64, merge_encoded, Merged};
 pub use recorder::{Counts, EventTiming, Recorders, Snapshot, LATE_NS};
 pub use summary::LatencySummary;

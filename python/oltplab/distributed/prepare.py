@@ -1,0 +1,52 @@
+"""A distributed prepare: the tables are dealt over the clients (client i builds tables
+i+1, i+1+N, ...), each client loads its share with its share of --threads, in parallel."""
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from oltplab import engine
+from oltplab._types import EventHandler, Json
+from oltplab.catalog import load_catalog
+from oltplab.distributed import cluster
+from oltplab.distributed.driver import check_target
+from oltplab.distributed.shares import split_count, split_units
+
+
+def prepare(
+    workload: str,
+    db: str | None,
+    options: Mapping[str, Any],
+    *,
+    ray_address: str,
+    clients: int | None,
+    on_event: EventHandler | None = None,
+) -> Json:
+    """Returns the engine's prepare result with the tables of every client added up."""
+    db_url = check_target(db)
+    effective = load_catalog().resolve(workload, options)
+    ray = cluster.connect(ray_address)
+    units = int(effective.get("tables", 1) or 1)
+    dealt = [u for u in split_units(units, clients or cluster.node_count(ray)) if u]
+    threads = split_count(max(int(effective.get("threads", 1)), len(dealt)), len(dealt))
+    placed = cluster.place(ray, len(dealt))
+    began = time.monotonic()
+    try:
+        refs = [
+            actor.prepare.remote(
+                engine.build_spec(workload, db_url, dict(options) | {"threads": n}, create=True)
+                | {"units": mine}
+            )
+            for actor, mine, n in zip(placed.actors, dealt, threads, strict=True)
+        ]
+        results: list[Json] = ray.get(refs)
+    finally:
+        cluster.release(ray, placed)
+    if on_event is not None:
+        for i, mine in enumerate(dealt):
+            on_event({"event": "message", "text": f"client {i} built tables {mine}"})
+    return results[0] | {
+        "tables": sum(int(r["tables"]) for r in results),
+        "duration_s": time.monotonic() - began,
+        "clients": [{"index": i, "tables": mine} for i, mine in enumerate(dealt)],
+    }
