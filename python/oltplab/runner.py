@@ -14,8 +14,8 @@ from oltplab._fsutil import remove_empty_dir
 from oltplab._types import EventHandler, Json
 from oltplab.catalog import load_catalog
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT, DefaultDb
-from oltplab.redact import check_db_url
 from oltplab.metrics import MetricsSampler
+from oltplab.redact import check_db_url
 from oltplab.rundir import Run, RunWriter, create_default_run_dir, create_run_dir
 from oltplab.rundir.manifest import initial_manifest
 

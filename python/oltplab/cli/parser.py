@@ -21,7 +21,8 @@ from oltplab.exceptions import ConfigError
 
 BOOL_METAVAR = "on|off"
 _METAVARS = {"int": "N", "float": "N", "str": "STRING", "list": "LIST"}
-_OWN = ("workload", "db", "out", "metrics", "ray", "clients")  # destinations that are not workload options
+# destinations that are not workload options
+_OWN = ("workload", "db", "out", "metrics", "ray", "clients")
 _DISTRIBUTED_VERBS = ("run", "prepare")
 
 

@@ -43,10 +43,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let connect_start = Instant::now();
     let server = check_target(sink, &target, &workload, load.threads, sqls.len()).await?;
     let mut user_stop = stop.clone();
-    let conns = tokio::select! {
-        conns = open_all(&target, load.threads, &sqls) => conns?,
-        () = user_stop.stopped() => return Err(EngineError::Interrupted("while connecting; nothing was measured".into())),
-    };
+    let conns = connect_all(&target, load.threads, &sqls, &mut user_stop).await?;
     let connect_s = connect_start.elapsed().as_secs_f64();
     // Distributed runs: connected, now wait for the instant every client starts at.
     super::start::wait_for_start(spec.start_at, &mut user_stop).await?;
@@ -297,6 +294,19 @@ fn health_flags(reporter: &Reporter, load: &LoadShape, driver: &str, client_lag_
 const CLIENT_BEHIND_LAG_NS: u64 = 10_000_000;
 
 /// One connection first: a missing table, a bad path or too low a limit fails here, before the others open.
+/// Opens every connection, or gives up on the user's stop.
+async fn connect_all(
+    target: &crate::driver::Target,
+    n: usize,
+    sqls: &[String],
+    user_stop: &mut Stop,
+) -> Result<Vec<crate::driver::Conn>> {
+    tokio::select! {
+        conns = open_all(target, n, sqls) => conns,
+        () = user_stop.stopped() => Err(EngineError::Interrupted("while connecting; nothing was measured".into())),
+    }
+}
+
 async fn check_target(
     sink: &Sink,
     target: &crate::driver::Target,

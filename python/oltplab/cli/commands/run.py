@@ -52,7 +52,9 @@ def main(args: list[str]) -> int:
         return exitcodes.OK
     if parsed.ray is not None:
         if parsed.metrics:
-            raise ConfigError("--metrics is not collected in distributed runs (--ray) yet; leave it out")
+            raise ConfigError(
+                "--metrics is not collected in distributed runs (--ray); leave it out"
+            )
         parsed = _with_distributed_seed(parsed)
     status = StatusLine(sys.stderr)
     display = RunDisplay(sys.stdout, status, catalog.resolve(parsed.workload, parsed.options))
