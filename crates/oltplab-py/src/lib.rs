@@ -44,6 +44,15 @@ fn cleanup(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyRe
     Ok(serde_json::to_string(&result).expect("results serialise"))
 }
 
+/// TPC-C's consistency conditions; returns the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (spec_json, on_event=None))]
+fn check(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResult<String> {
+    let spec = Spec::from_json(spec_json).map_err(to_py)?;
+    let result = drive(py, on_event, |_sink: Sink, _stop: Stop| async move { exec::check(&spec).await })?;
+    Ok(serde_json::to_string(&result).expect("results serialise"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", oltplab_engine::VERSION)?;
@@ -51,5 +60,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prepare, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     errors::register(m)
 }

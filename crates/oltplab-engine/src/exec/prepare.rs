@@ -19,9 +19,9 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     let started = Instant::now();
     let mut probe = open_one(&target, &[]).await?;
     let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
-    probe.close().await;
-    let tables = workload.prepare_units();
-    let workers = load.threads.min(tables).max(1);
+    let load_needed = workload.prepare_begin(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
+    let tables = if load_needed { workload.prepare_units() } else { 0 };
+    let workers = load.threads.min(tables);
     let workload = std::sync::Arc::new(workload);
     let mut tasks = JoinSet::new();
     for t in 0..workers {
@@ -53,6 +53,10 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
             }
         }
     }
+    if load_needed {
+        workload.prepare_end(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
+    }
+    probe.close().await;
     Ok(PrepareResult {
         workload: workload.name().to_string(),
         options,
@@ -86,4 +90,16 @@ fn to_progress(e: PrepareEvent) -> Progress {
         PrepareEvent::Message(text) => Progress::Message { text },
         PrepareEvent::Rows { table, done, total } => Progress::Rows { table, done, total },
     }
+}
+
+/// `oltplab check tpcc`: the consistency conditions of clause 3.3.2 on the workload's table sets.
+pub async fn check(spec: &Spec) -> Result<crate::workload::tpcc::consistency::Report> {
+    let Resolved { workload, target, .. } = spec.resolve()?;
+    let crate::workload::Workload::Tpcc(tpcc) = &workload else {
+        return Err(EngineError::config(format!("check supports tpcc only, not {}", workload.name())));
+    };
+    let mut conn = open_one(&target, &[]).await?;
+    let report = tpcc.consistency(&mut conn, target.driver_name()).await;
+    conn.close().await;
+    report
 }

@@ -95,6 +95,17 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
                 Some(t)
             }
         };
+        if let Some(wait) = shared.workload.pause(&mut state, &mut rng) {
+            // Keying and think time: outside the transaction's latency.
+            tokio::select! {
+                biased;
+                () = stop.stopped() => break,
+                () = tokio::time::sleep(wait) => {}
+            }
+            if shared.deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
         let clock = EventClock::start();
         let start = clock.started();
         let mut ctx = EventCtx::reusing(&mut conn, &mut rng, worker, &shared.stmt_kinds, clock, latencies);
