@@ -57,6 +57,7 @@ __all__ = [
     "OltpLabError",
     "__version__",
     "catalog",
+    "check",
     "cleanup",
     "prepare",
     "run",
@@ -79,6 +80,9 @@ def run(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
     """
 
 def cleanup(spec_json: str, on_event: Callable[[str], None] | None = None) -> str: ...
+def check(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
+    """TPC-C's consistency conditions; JSON {"driver", "table_sets", "passed", "conditions"}."""
+
 
 class OltpLabError(Exception): ...
 class ConfigError(OltpLabError): ...

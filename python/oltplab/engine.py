@@ -25,6 +25,7 @@ class CoreApi(Protocol):
     def prepare(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
     def run(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
     def cleanup(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
+    def check(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
 
 
 def _load_core() -> CoreApi:
@@ -92,4 +93,11 @@ def run(spec: Json, on_event: EventHandler | None = None) -> Json:
 
 def cleanup(spec: Json, on_event: EventHandler | None = None) -> Json:
     result: Json = json.loads(_load_core().cleanup(json.dumps(spec), _adapt(on_event)))
+    return result
+
+
+def check(spec: Json) -> Json:
+    """TPC-C's consistency conditions (clause 3.3.2): {"driver", "table_sets", "passed",
+    "conditions": [{"table_set", "number", "description", "offending", "status"}, ...]}."""
+    result: Json = json.loads(_load_core().check(json.dumps(spec)))
     return result

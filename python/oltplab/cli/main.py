@@ -7,7 +7,17 @@ from collections.abc import Callable, Sequence
 
 from oltplab._version import __version__
 from oltplab.cli import exitcodes, helptext
-from oltplab.cli.commands import cleanup, compare, import_log, prepare, run, show, sysbench, table
+from oltplab.cli.commands import (
+    check,
+    cleanup,
+    compare,
+    import_log,
+    prepare,
+    run,
+    show,
+    sysbench,
+    table,
+)
 from oltplab.cli.interrupts import InterruptWatch
 from oltplab.exceptions import OltpLabError
 
@@ -15,6 +25,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "prepare": prepare.main,
     "run": run.main,
     "cleanup": cleanup.main,
+    "check": check.main,
     "sysbench": sysbench.main,
     "import": import_log.main,
     "show": show.main,

@@ -165,7 +165,7 @@ def summary_of(result: Json) -> Json:
         "client_cpu_per_txn_us": 1e6 * result["client_cpu_s"] / transactions
         if have and result.get("client_cpu_s") is not None
         else None,
-    }
+    } | ({"tpcc": result["tpcc"]} if result.get("tpcc") is not None else {})
 
 
 def segment_of(segment: Json) -> Json:
