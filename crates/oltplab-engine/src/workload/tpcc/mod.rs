@@ -212,3 +212,56 @@ impl Tpcc {
         summary::summary(self, kinds, measured_s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::workload::Workload;
+
+    fn tpcc(given: serde_json::Value) -> Tpcc {
+        let opts = Options::parse(&Workload::defs(NAME).unwrap(), given.as_object().unwrap(), NAME).unwrap();
+        Tpcc::new(&opts, 8).unwrap()
+    }
+
+    #[test]
+    fn think_times_wait_outside_the_transaction_only_when_asked() {
+        let mut rng = Rng::seeded(1);
+        let off = tpcc(json!({"scale": 2}));
+        let mut state = off.worker_state(WorkerInfo { id: 3, count: 8 });
+        assert_eq!(off.pause(&mut state, &mut rng), None);
+        assert_eq!(state.home, Home { set: 1, w: 2, d: 2 });
+
+        let spec = tpcc(json!({"scale": 2, "think_time": "spec"}));
+        let mut state = spec.worker_state(WorkerInfo { id: 0, count: 8 });
+        let first = spec.pause(&mut state, &mut rng).unwrap();
+        let ty = state.next.unwrap();
+        assert_eq!(first, keying(ty)); // nothing to think about before the first transaction
+        state.next = None;
+        state.think_due = Duration::from_secs(7);
+        let second = spec.pause(&mut state, &mut rng).unwrap();
+        assert_eq!(second, Duration::from_secs(7) + keying(state.next.unwrap()));
+    }
+
+    #[test]
+    fn warehouses_override_scale_and_weights_are_checked() {
+        assert_eq!(tpcc(json!({"scale": 3})).warehouses, 3);
+        assert_eq!(tpcc(json!({"scale": 3, "warehouses": 5})).warehouses, 5);
+        let opts = Options::parse(
+            &Workload::defs(NAME).unwrap(),
+            json!({"weights": "1,2,3"}).as_object().unwrap(),
+            NAME,
+        )
+        .unwrap();
+        assert!(Tpcc::new(&opts, 1).is_err());
+    }
+
+    #[test]
+    fn one_c_run_per_seed_shared_by_all_terminals() {
+        let a = tpcc(json!({"rand_seed": 42}));
+        let b = tpcc(json!({"rand_seed": 42}));
+        assert_eq!(a.c_run, b.c_run);
+        assert!(random::c_last_delta_ok(a.c_run.c_last));
+    }
+}
