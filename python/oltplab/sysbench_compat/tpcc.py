@@ -1,6 +1,7 @@
-"""sysbench-tpcc's command line (Percona-Lab/sysbench-tpcc, `./tpcc.lua ... prepare|run|cleanup|check`):
-its script options that oltplab's `tpcc` does not have, its defaults, and its `check` lines.
-The options it shares (--tables, --scale, --use_fk, --trx_level) are in the engine's catalogue.
+"""sysbench-tpcc's command line (Percona-Lab/sysbench-tpcc,
+`./tpcc.lua ... prepare|run|cleanup|check`): its script options that oltplab's `tpcc` does
+not have, its defaults, and its `check` lines. The options it shares (--tables, --scale,
+--use_fk, --trx_level) are in the engine's catalogue.
 """
 
 from oltplab._types import Json
@@ -20,6 +21,7 @@ SCRIPT_OPTIONS: dict[str, SysbenchOption] = {
     "splittable": SysbenchOption(Role.NOT_IMPLEMENTED, default="no"),
 }
 
+
 # sysbench-tpcc's defaults where oltplab's native `tpcc` differs (its --scale is 100; its
 # --use_fk=1 creates the foreign keys, which SQLite cannot add after the load).
 def script_defaults(driver: str) -> dict[str, str]:
@@ -34,7 +36,13 @@ def check_lines(report: Json) -> str:
     are per warehouse; oltplab's queries cover a table set's warehouses at once)."""
     lines = []
     for c in report["conditions"]:
-        verdict = {"pass": "PASSED", "fail": "FAILED!!!", "expected": "not applicable after deliveries"}
+        verdict = {
+            "pass": "PASSED",
+            "fail": "FAILED!!!",
+            "expected": "not applicable after deliveries",
+        }
         extra = f" ({c['offending']} offending rows)" if c["status"] == "fail" else ""
-        lines.append(f"Check {c['number']}, table set: {c['table_set']} {verdict[c['status']]}{extra}")
+        lines.append(
+            f"Check {c['number']}, table set: {c['table_set']} {verdict[c['status']]}{extra}"
+        )
     return "".join(line + "\n" for line in lines)

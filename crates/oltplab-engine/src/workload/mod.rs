@@ -192,7 +192,11 @@ impl Workload {
 
     /// Before the parallel units: false when the data are there already (TPC-C's idempotent
     /// prepare); TPC-C also creates its tables here.
-    pub async fn prepare_begin(&self, conn: &mut Conn, progress: &mut (dyn FnMut(PrepareEvent) + Send)) -> Result<bool> {
+    pub async fn prepare_begin(
+        &self,
+        conn: &mut Conn,
+        progress: &mut (dyn FnMut(PrepareEvent) + Send),
+    ) -> Result<bool> {
         match self {
             Workload::Tpcc(w) => w.prepare_begin(conn, progress).await,
             _ => Ok(true),

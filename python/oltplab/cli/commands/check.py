@@ -17,7 +17,11 @@ def report_text(report: Json) -> str:
         status = {"pass": "PASS", "fail": "FAIL", "expected": "n/a "}[c["status"]]
         where = f"set {c['table_set']} " if report["table_sets"] > 1 else ""
         offending = f"  ({c['offending']} offending)" if c["offending"] else ""
-        note = "  (deliveries have run: holds only before the first)" if c["status"] == "expected" else ""
+        note = (
+            "  (deliveries have run: holds only before the first)"
+            if c["status"] == "expected"
+            else ""
+        )
         lines.append(f"  {status} {where}{c['number']:>2}. {c['description']}{offending}{note}")
     lines.append("all conditions hold" if report["passed"] else "CONSISTENCY CHECK FAILED")
     return "\n".join(lines) + "\n"
@@ -30,9 +34,14 @@ def main(args: list[str]) -> int:
     if parsed is None:
         return exitcodes.OK
     if parsed.workload != "tpcc":
-        raise ConfigError(f"check supports tpcc only, not {parsed.workload}: `oltplab check tpcc --db URL`")
+        raise ConfigError(
+            f"check supports tpcc only, not {parsed.workload}: `oltplab check tpcc --db URL`"
+        )
     if parsed.db is None:
         raise ConfigError("check needs the database: `oltplab check tpcc --db URL`")
     report = runner.check(parsed.workload, parsed.db, parsed.options)
-    print(json.dumps(report, indent=2) if as_json else report_text(report), end="\n" if as_json else "")
+    print(
+        json.dumps(report, indent=2) if as_json else report_text(report),
+        end="\n" if as_json else "",
+    )
     return exitcodes.OK if report["passed"] else exitcodes.FAILED

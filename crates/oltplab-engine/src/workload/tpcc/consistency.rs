@@ -28,9 +28,8 @@ const DELIVERED: &str = "SELECT o_w_id, o_d_id, o_c_id, SUM(ol_amount) AS s FROM
     GROUP BY o_w_id, o_d_id, o_c_id";
 
 fn conditions() -> Vec<(u32, &'static str, String)> {
-    let delivered_join = format!(
-        "LEFT JOIN ({DELIVERED}) dl ON dl.o_w_id = c.c_w_id AND dl.o_d_id = c.c_d_id AND dl.o_c_id = c.c_id"
-    );
+    let delivered_join =
+        format!("LEFT JOIN ({DELIVERED}) dl ON dl.o_w_id = c.c_w_id AND dl.o_d_id = c.c_d_id AND dl.o_c_id = c.c_id");
     vec![
         (1, "W_YTD = sum(D_YTD) per warehouse",
          "SELECT COUNT(*) FROM warehouse{t} w LEFT JOIN (SELECT d_w_id, SUM(d_ytd) AS s FROM district{t} GROUP BY d_w_id) d \

@@ -57,7 +57,7 @@ impl TableLoad {
     }
 }
 
-/// ITEM: 100,000 rows, 10% with "ORIGINAL" in I_DATA.
+/// ITEM: 100,000 rows, 10% with "ORIGINAL" in `I_DATA`.
 pub async fn load_items(conn: &mut Conn, t: u32, rng: &mut Rng, progress: Progress<'_>) -> Result<()> {
     progress(PrepareEvent::Message(format!("Loading {ITEMS} items into 'item{t}'...")));
     let mut item = TableLoad::new("item", t, &["i_id", "i_im_id", "i_name", "i_price", "i_data"]);
@@ -130,172 +130,221 @@ fn address(rng: &mut Rng) -> [Value; 6] {
     ]
 }
 
+/// The tables a district's rows go to, one bulk stream each.
+struct DistrictTables {
+    district: TableLoad,
+    customer: TableLoad,
+    history: TableLoad,
+    orders: TableLoad,
+    new_orders: TableLoad,
+    order_line: TableLoad,
+}
+
+impl DistrictTables {
+    fn new(t: u32) -> Self {
+        Self {
+            district: TableLoad::new("district", t, DISTRICT_COLUMNS),
+            customer: TableLoad::new("customer", t, CUSTOMER_COLUMNS),
+            history: TableLoad::new("history", t, HISTORY_COLUMNS),
+            orders: TableLoad::new("orders", t, ORDERS_COLUMNS),
+            new_orders: TableLoad::new("new_orders", t, &["no_o_id", "no_d_id", "no_w_id"]),
+            order_line: TableLoad::new("order_line", t, ORDER_LINE_COLUMNS),
+        }
+    }
+
+    async fn flush(&mut self, conn: &mut Conn) -> Result<()> {
+        for table in [
+            &mut self.district,
+            &mut self.customer,
+            &mut self.history,
+            &mut self.orders,
+            &mut self.new_orders,
+            &mut self.order_line,
+        ] {
+            table.flush(conn).await?;
+        }
+        Ok(())
+    }
+}
+
+const DISTRICT_COLUMNS: &[&str] = &[
+    "d_id",
+    "d_w_id",
+    "d_name",
+    "d_street_1",
+    "d_street_2",
+    "d_city",
+    "d_state",
+    "d_zip",
+    "d_tax",
+    "d_ytd",
+    "d_next_o_id",
+];
+const HISTORY_COLUMNS: &[&str] =
+    &["h_c_id", "h_c_d_id", "h_c_w_id", "h_d_id", "h_w_id", "h_date", "h_amount", "h_data"];
+const ORDERS_COLUMNS: &[&str] =
+    &["o_id", "o_d_id", "o_w_id", "o_c_id", "o_entry_d", "o_carrier_id", "o_ol_cnt", "o_all_local"];
+const ORDER_LINE_COLUMNS: &[&str] = &[
+    "ol_o_id",
+    "ol_d_id",
+    "ol_w_id",
+    "ol_number",
+    "ol_i_id",
+    "ol_supply_w_id",
+    "ol_delivery_d",
+    "ol_quantity",
+    "ol_amount",
+    "ol_dist_info",
+];
+
 /// Everything of warehouse `w` in table set `t`.
 pub async fn load_warehouse(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, progress: Progress<'_>) -> Result<()> {
     progress(PrepareEvent::Message(format!("Loading warehouse {w} of table set {t}...")));
-    let wv = || Value::Int(w.into());
     let mut warehouse = TableLoad::new(
         "warehouse",
         t,
         &["w_id", "w_name", "w_street_1", "w_street_2", "w_city", "w_state", "w_zip", "w_tax", "w_ytd"],
     );
-    let mut row = vec![wv()];
+    let mut row = vec![Value::Int(w.into())];
     row.extend(address(rng));
     row.extend([rate(rng.uniform(0, 2000)), money_value(30_000_000)]);
     warehouse.push(conn, row).await?;
     warehouse.flush(conn).await?;
+    load_stock(conn, t, w, rng).await?;
+    let since = now_timestamp();
+    let mut tables = DistrictTables::new(t);
+    for d in 1..=DISTRICTS {
+        let mut row = vec![Value::Int(d.into()), Value::Int(w.into())];
+        row.extend(address(rng));
+        row.extend([rate(rng.uniform(0, 2000)), money_value(3_000_000), Value::Int(3001)]);
+        tables.district.push(conn, row).await?;
+        load_customers(conn, &mut tables, w, d, rng, &since).await?;
+        load_orders(conn, &mut tables, w, d, rng, &since).await?;
+    }
+    tables.flush(conn).await?;
+    let lines = tables.order_line.loaded;
+    progress(PrepareEvent::Rows { table: w as usize, done: lines, total: lines });
+    Ok(())
+}
 
+/// STOCK: 100,000 rows, 10% with "ORIGINAL" in `S_DATA`.
+async fn load_stock(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng) -> Result<()> {
     let mut stock = TableLoad::new("stock", t, STOCK_COLUMNS);
     for i_id in 1..=ITEMS {
         let mut row = Vec::with_capacity(STOCK_COLUMNS.len());
-        row.extend([Value::Int(i_id.into()), wv(), Value::Int(rng.uniform(10, 100).into())]);
+        row.extend([Value::Int(i_id.into()), Value::Int(w.into()), Value::Int(rng.uniform(10, 100).into())]);
         row.extend((0..10).map(|_| Value::Text(astring(rng, 24, 24))));
         row.extend([Value::Int(0), Value::Int(0), Value::Int(0), Value::Text(data_with_original(rng))]);
         stock.push(conn, row).await?;
     }
-    stock.flush(conn).await?;
+    stock.flush(conn).await
+}
 
-    let since = now_timestamp();
-    let mut district = TableLoad::new(
-        "district",
-        t,
-        &[
-            "d_id",
-            "d_w_id",
-            "d_name",
-            "d_street_1",
-            "d_street_2",
-            "d_city",
-            "d_state",
-            "d_zip",
-            "d_tax",
-            "d_ytd",
-            "d_next_o_id",
-        ],
-    );
-    let mut customer = TableLoad::new("customer", t, CUSTOMER_COLUMNS);
-    let mut history = TableLoad::new(
-        "history",
-        t,
-        &["h_c_id", "h_c_d_id", "h_c_w_id", "h_d_id", "h_w_id", "h_date", "h_amount", "h_data"],
-    );
-    let mut orders = TableLoad::new(
-        "orders",
-        t,
-        &["o_id", "o_d_id", "o_w_id", "o_c_id", "o_entry_d", "o_carrier_id", "o_ol_cnt", "o_all_local"],
-    );
-    let mut new_orders = TableLoad::new("new_orders", t, &["no_o_id", "no_d_id", "no_w_id"]);
-    let mut order_line = TableLoad::new(
-        "order_line",
-        t,
-        &[
-            "ol_o_id",
-            "ol_d_id",
-            "ol_w_id",
-            "ol_number",
-            "ol_i_id",
-            "ol_supply_w_id",
-            "ol_delivery_d",
-            "ol_quantity",
-            "ol_amount",
-            "ol_dist_info",
-        ],
-    );
-    for d in 1..=DISTRICTS {
-        let dv = || Value::Int(d.into());
-        let mut row = vec![dv(), wv()];
-        row.extend(address(rng));
-        row.extend([rate(rng.uniform(0, 2000)), money_value(3_000_000), Value::Int(3001)]);
-        district.push(conn, row).await?;
+/// CUSTOMER and HISTORY: 3,000 customers of district `d`, each with one payment of 10.00.
+async fn load_customers(
+    conn: &mut Conn,
+    tables: &mut DistrictTables,
+    w: u32,
+    d: u32,
+    rng: &mut Rng,
+    since: &str,
+) -> Result<()> {
+    let (wv, dv) = (Value::Int(w.into()), Value::Int(d.into()));
+    for c_id in 1..=CUSTOMERS {
+        let last = if c_id <= 1000 { c_id - 1 } else { nurand(rng, 255, 0, 999, C_LAST_LOAD) };
+        let credit = if rng.uniform(1, 10) == 1 { "BC" } else { "GC" };
+        let row = vec![
+            Value::Int(c_id.into()),
+            dv.clone(),
+            wv.clone(),
+            Value::Text(astring(rng, 8, 16)),
+            Value::Text("OE".into()),
+            Value::Text(last_name(last)),
+            Value::Text(astring(rng, 10, 20)),
+            Value::Text(astring(rng, 10, 20)),
+            Value::Text(astring(rng, 10, 20)),
+            Value::Text(state(rng)),
+            Value::Text(zip(rng)),
+            Value::Text(nstring(rng, 16, 16)),
+            Value::Text(since.to_owned()),
+            Value::Text(credit.into()),
+            money_value(5_000_000),
+            rate(rng.uniform(0, 5000)),
+            money_value(-1000),
+            money_value(1000),
+            Value::Int(1),
+            Value::Int(0),
+            Value::Text(astring(rng, 300, 500)),
+        ];
+        tables.customer.push(conn, row).await?;
+        let row = vec![
+            Value::Int(c_id.into()),
+            dv.clone(),
+            wv.clone(),
+            dv.clone(),
+            wv.clone(),
+            Value::Text(since.to_owned()),
+            money_value(1000),
+            Value::Text(astring(rng, 12, 24)),
+        ];
+        tables.history.push(conn, row).await?;
+    }
+    Ok(())
+}
 
-        for c_id in 1..=CUSTOMERS {
-            let last = if c_id <= 1000 { c_id - 1 } else { nurand(rng, 255, 0, 999, C_LAST_LOAD) };
-            let credit = if rng.uniform(1, 10) == 1 { "BC" } else { "GC" };
-            let row = vec![
-                Value::Int(c_id.into()),
-                dv(),
-                wv(),
-                Value::Text(astring(rng, 8, 16)),
-                Value::Text("OE".into()),
-                Value::Text(last_name(last)),
-                Value::Text(astring(rng, 10, 20)),
-                Value::Text(astring(rng, 10, 20)),
-                Value::Text(astring(rng, 10, 20)),
-                Value::Text(state(rng)),
-                Value::Text(zip(rng)),
-                Value::Text(nstring(rng, 16, 16)),
-                Value::Text(since.clone()),
-                Value::Text(credit.into()),
-                money_value(5_000_000),
-                rate(rng.uniform(0, 5000)),
-                money_value(-1000),
-                money_value(1000),
-                Value::Int(1),
-                Value::Int(0),
-                Value::Text(astring(rng, 300, 500)),
-            ];
-            customer.push(conn, row).await?;
-            let row = vec![
-                Value::Int(c_id.into()),
-                dv(),
-                wv(),
-                dv(),
-                wv(),
-                Value::Text(since.clone()),
-                money_value(1000),
-                Value::Text(astring(rng, 12, 24)),
-            ];
-            history.push(conn, row).await?;
+/// ORDER, NEW-ORDER and ORDER-LINE: 3,000 orders of district `d`, one per customer in a random
+/// order; 1..=2100 delivered, the rest new orders.
+async fn load_orders(
+    conn: &mut Conn,
+    tables: &mut DistrictTables,
+    w: u32,
+    d: u32,
+    rng: &mut Rng,
+    since: &str,
+) -> Result<()> {
+    let (wv, dv) = (Value::Int(w.into()), Value::Int(d.into()));
+    let mut customers: Vec<u32> = (1..=CUSTOMERS).collect();
+    for i in (1..customers.len()).rev() {
+        customers.swap(i, rng.uniform(0, i as u32) as usize);
+    }
+    for (o_id, &c_id) in (1..=CUSTOMERS).zip(&customers) {
+        let delivered = o_id < FIRST_NEW_ORDER;
+        let ol_cnt = rng.uniform(5, 15);
+        let carrier = if delivered { Value::Int(rng.uniform(1, 10).into()) } else { Value::Null };
+        let row = vec![
+            Value::Int(o_id.into()),
+            dv.clone(),
+            wv.clone(),
+            Value::Int(c_id.into()),
+            Value::Text(since.to_owned()),
+            carrier,
+            Value::Int(ol_cnt.into()),
+            Value::Int(1),
+        ];
+        tables.orders.push(conn, row).await?;
+        if !delivered {
+            tables.new_orders.push(conn, vec![Value::Int(o_id.into()), dv.clone(), wv.clone()]).await?;
         }
-
-        // O_C_ID: a random permutation of 1..=3000.
-        let mut customers: Vec<u32> = (1..=CUSTOMERS).collect();
-        for i in (1..customers.len()).rev() {
-            customers.swap(i, rng.uniform(0, i as u32) as usize);
-        }
-        for (o_id, &c_id) in (1..=CUSTOMERS).zip(&customers) {
-            let delivered = o_id < FIRST_NEW_ORDER;
-            let ol_cnt = rng.uniform(5, 15);
-            let carrier = if delivered { Value::Int(rng.uniform(1, 10).into()) } else { Value::Null };
+        for number in 1..=ol_cnt {
+            let (delivery, amount) = if delivered {
+                (Value::Text(since.to_owned()), money_value(0))
+            } else {
+                (Value::Null, money_value(rng.uniform(1, 999_999).into()))
+            };
             let row = vec![
                 Value::Int(o_id.into()),
-                dv(),
-                wv(),
-                Value::Int(c_id.into()),
-                Value::Text(since.clone()),
-                carrier,
-                Value::Int(ol_cnt.into()),
-                Value::Int(1),
+                dv.clone(),
+                wv.clone(),
+                Value::Int(number.into()),
+                Value::Int(rng.uniform(1, ITEMS).into()),
+                wv.clone(),
+                delivery,
+                Value::Int(5),
+                amount,
+                Value::Text(astring(rng, 24, 24)),
             ];
-            orders.push(conn, row).await?;
-            if !delivered {
-                new_orders.push(conn, vec![Value::Int(o_id.into()), dv(), wv()]).await?;
-            }
-            for number in 1..=ol_cnt {
-                let (delivery, amount) = if delivered {
-                    (Value::Text(since.clone()), money_value(0))
-                } else {
-                    (Value::Null, money_value(rng.uniform(1, 999_999).into()))
-                };
-                let row = vec![
-                    Value::Int(o_id.into()),
-                    dv(),
-                    wv(),
-                    Value::Int(number.into()),
-                    Value::Int(rng.uniform(1, ITEMS).into()),
-                    wv(),
-                    delivery,
-                    Value::Int(5),
-                    amount,
-                    Value::Text(astring(rng, 24, 24)),
-                ];
-                order_line.push(conn, row).await?;
-            }
+            tables.order_line.push(conn, row).await?;
         }
     }
-    for table in [&mut district, &mut customer, &mut history, &mut orders, &mut new_orders, &mut order_line] {
-        table.flush(conn).await?;
-    }
-    progress(PrepareEvent::Rows { table: w as usize, done: order_line.loaded, total: order_line.loaded });
     Ok(())
 }

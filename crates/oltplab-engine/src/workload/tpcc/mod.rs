@@ -54,7 +54,13 @@ const SQL_KIND: usize = 12;
 
 pub fn defs() -> Vec<OptDef> {
     vec![
-        OptDef::int("tables", 1, 1, 1000, "Number of table sets (sysbench-tpcc's --tables: warehouse1, warehouse2, ...)"),
+        OptDef::int(
+            "tables",
+            1,
+            1,
+            1000,
+            "Number of table sets (sysbench-tpcc's --tables: warehouse1, warehouse2, ...)",
+        ),
         OptDef::int("scale", 1, 1, 100_000, "Warehouses per table set (sysbench-tpcc's --scale)"),
         OptDef::int("warehouses", 0, 0, 100_000, "Warehouses per table set; overrides --scale when set"),
         OptDef::bool("use_fk", false, "Add the spec's foreign keys after the load (not on SQLite)"),
@@ -163,18 +169,15 @@ impl Tpcc {
     }
 
     pub async fn event(&self, ctx: &mut EventCtx<'_>, st: &mut TpccState) -> DbResult<()> {
-        let (ty, input) = match st.pending.take() {
-            Some((ty, input)) => {
-                // The previous attempt failed and was rolled back: one error of this type.
-                let spent = ctx.clock.last().saturating_duration_since(ctx.clock.started());
-                ctx.stmt_latencies_ns.push((ERROR_KIND + ty as usize, spent.as_nanos() as u64));
-                st.session_ready = false;
-                (ty, input)
-            }
-            None => {
-                let ty = st.next.take().unwrap_or_else(|| st.deck.draw(ctx.rng));
-                (ty, draw_input(ty, st.home, self.warehouses, &self.c_run, ctx.rng))
-            }
+        let (ty, input) = if let Some((ty, input)) = st.pending.take() {
+            // The previous attempt failed and was rolled back: one error of this type.
+            let spent = ctx.clock.last().saturating_duration_since(ctx.clock.started());
+            ctx.stmt_latencies_ns.push((ERROR_KIND + ty as usize, spent.as_nanos() as u64));
+            st.session_ready = false;
+            (ty, input)
+        } else {
+            let ty = st.next.take().unwrap_or_else(|| st.deck.draw(ctx.rng));
+            (ty, draw_input(ty, st.home, self.warehouses, &self.c_run, ctx.rng))
         };
         if !st.session_ready {
             if let (Some(level), Dialect::Mysql) = (self.mysql_isolation, ctx.conn.dialect()) {
@@ -220,7 +223,7 @@ mod tests {
     use super::*;
     use crate::workload::Workload;
 
-    fn tpcc(given: serde_json::Value) -> Tpcc {
+    fn tpcc(given: &serde_json::Value) -> Tpcc {
         let opts = Options::parse(&Workload::defs(NAME).unwrap(), given.as_object().unwrap(), NAME).unwrap();
         Tpcc::new(&opts, 8).unwrap()
     }
@@ -228,12 +231,12 @@ mod tests {
     #[test]
     fn think_times_wait_outside_the_transaction_only_when_asked() {
         let mut rng = Rng::seeded(1);
-        let off = tpcc(json!({"scale": 2}));
+        let off = tpcc(&json!({"scale": 2}));
         let mut state = off.worker_state(WorkerInfo { id: 3, count: 8 });
         assert_eq!(off.pause(&mut state, &mut rng), None);
         assert_eq!(state.home, Home { set: 1, w: 2, d: 2 });
 
-        let spec = tpcc(json!({"scale": 2, "think_time": "spec"}));
+        let spec = tpcc(&json!({"scale": 2, "think_time": "spec"}));
         let mut state = spec.worker_state(WorkerInfo { id: 0, count: 8 });
         let first = spec.pause(&mut state, &mut rng).unwrap();
         let ty = state.next.unwrap();
@@ -246,21 +249,18 @@ mod tests {
 
     #[test]
     fn warehouses_override_scale_and_weights_are_checked() {
-        assert_eq!(tpcc(json!({"scale": 3})).warehouses, 3);
-        assert_eq!(tpcc(json!({"scale": 3, "warehouses": 5})).warehouses, 5);
-        let opts = Options::parse(
-            &Workload::defs(NAME).unwrap(),
-            json!({"weights": "1,2,3"}).as_object().unwrap(),
-            NAME,
-        )
-        .unwrap();
+        assert_eq!(tpcc(&json!({"scale": 3})).warehouses, 3);
+        assert_eq!(tpcc(&json!({"scale": 3, "warehouses": 5})).warehouses, 5);
+        let opts =
+            Options::parse(&Workload::defs(NAME).unwrap(), json!({"weights": "1,2,3"}).as_object().unwrap(), NAME)
+                .unwrap();
         assert!(Tpcc::new(&opts, 1).is_err());
     }
 
     #[test]
     fn one_c_run_per_seed_shared_by_all_terminals() {
-        let a = tpcc(json!({"rand_seed": 42}));
-        let b = tpcc(json!({"rand_seed": 42}));
+        let a = tpcc(&json!({"rand_seed": 42}));
+        let b = tpcc(&json!({"rand_seed": 42}));
         assert_eq!(a.c_run, b.c_run);
         assert!(random::c_last_delta_ok(a.c_run.c_last));
     }

@@ -28,7 +28,8 @@ impl Tpcc {
     }
 
     async fn loaded(&self, conn: &mut Conn) -> Loaded {
-        let Ok(r) = conn.query(&format!("SELECT table_set, warehouses, complete FROM {META}"), Fetch::Rows).await else {
+        let Ok(r) = conn.query(&format!("SELECT table_set, warehouses, complete FROM {META}"), Fetch::Rows).await
+        else {
             return Loaded::Nothing;
         };
         let int = |v: &Value| super::random::int(v);
@@ -92,7 +93,13 @@ impl Tpcc {
         self.sets as usize * (self.warehouses as usize + 1)
     }
 
-    pub async fn prepare_unit(&self, conn: &mut Conn, unit: usize, rng: &mut Rng, progress: Progress<'_>) -> Result<()> {
+    pub async fn prepare_unit(
+        &self,
+        conn: &mut Conn,
+        unit: usize,
+        rng: &mut Rng,
+        progress: Progress<'_>,
+    ) -> Result<()> {
         let per_set = self.warehouses as usize + 1;
         let set = ((unit - 1) / per_set) as u32 + 1;
         match (unit - 1) % per_set {

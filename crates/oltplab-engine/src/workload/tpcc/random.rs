@@ -1,4 +1,4 @@
-//! The spec's random inputs (clauses 2.1.6 and 4.3.2): NURand with its C constants, the
+//! The spec's random inputs (clauses 2.1.6 and 4.3.2): `NURand` with its C constants, the
 //! syllable last names, a-strings and n-strings, zip codes, "ORIGINAL" data, money in cents.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::driver::Value;
 use crate::rand::Rng;
 
-/// C for C_LAST at load time. A recorded constant (HammerDB does the same with 123), so every
+/// C for `C_LAST` at load time. A recorded constant (`HammerDB` does the same with 123), so every
 /// load is alike and the run's C can be chosen against it (clause 2.1.6.1).
 pub const C_LAST_LOAD: u32 = 157;
 
@@ -19,7 +19,7 @@ pub struct CRun {
 }
 
 impl CRun {
-    /// Draws the run's constants; C_LAST's distance to [`C_LAST_LOAD`] is in 65..=119 and neither
+    /// Draws the run's constants; `C_LAST`'s distance to [`C_LAST_LOAD`] is in 65..=119 and neither
     /// 96 nor 112 (2.1.6.1), so the run does not hit exactly the names the load laid out.
     pub fn draw(rng: &mut Rng) -> Self {
         let c_last = loop {
@@ -44,7 +44,7 @@ pub fn nurand(rng: &mut Rng, a: u32, x: u32, y: u32, c: u32) -> u32 {
 
 const SYLLABLES: [&str; 10] = ["BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING"];
 
-/// C_LAST for a number 0..=999: one syllable per decimal digit (371 → PRICALLYOUGHT).
+/// `C_LAST` for a number 0..=999: one syllable per decimal digit (371 → PRICALLYOUGHT).
 pub fn last_name(n: u32) -> String {
     let mut s = String::with_capacity(16);
     for digit in [n / 100, (n / 10) % 10, n % 10] {
@@ -79,7 +79,7 @@ pub fn state(rng: &mut Rng) -> String {
     (0..2).map(|_| char::from(b'A' + rng.uniform(0, 25) as u8)).collect()
 }
 
-/// I_DATA / S_DATA: a-string[26..50], with "ORIGINAL" at a random place in 10% of rows.
+/// `I_DATA` / `S_DATA`: a-string[26..50], with "ORIGINAL" at a random place in 10% of rows.
 pub fn data_with_original(rng: &mut Rng) -> String {
     let mut s = astring(rng, 26, 50);
     if rng.uniform(1, 10) == 1 {
@@ -130,7 +130,7 @@ pub fn text(v: &Value) -> &str {
 
 /// The current UTC time as `YYYY-MM-DD HH:MM:SS`, a literal every dialect's date-time takes.
 pub fn now_timestamp() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's days-to-civil.
     let z = days + 719_468;
@@ -167,7 +167,7 @@ mod tests {
         }
     }
 
-    /// The skew of clause 2.1.6 with a fixed C: the hottest 1% of C_IDs get about 22% of draws
+    /// The skew of clause 2.1.6 with a fixed C: the hottest 1% of `C_IDs` get about 22% of draws
     /// (reference/tpcc.md §1.3); a uniform draw would give 1%.
     #[test]
     fn nurand_is_skewed_as_the_spec_intends() {

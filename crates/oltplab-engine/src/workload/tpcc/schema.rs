@@ -2,6 +2,8 @@
 //! set) and the spec's columns and exact numeric types; secondary indexes and foreign keys are
 //! separate statements, run after the load.
 
+use std::fmt::Write as _;
+
 use crate::driver::Dialect;
 
 /// The metadata table: one row per table set, written when its load is complete.
@@ -10,16 +12,18 @@ pub const META: &str = "tpcc_meta";
 fn types(dialect: Dialect) -> (&'static str, &'static str) {
     // (tiny integer, date-time)
     match dialect {
-        Dialect::Mysql => ("TINYINT", "DATETIME"),
         Dialect::Postgres => ("SMALLINT", "TIMESTAMP"),
-        Dialect::Sqlite => ("TINYINT", "DATETIME"),
+        Dialect::Mysql | Dialect::Sqlite => ("TINYINT", "DATETIME"),
     }
 }
 
 /// CREATE TABLE statements of table set `t`, primary keys included.
 pub fn create_tables(dialect: Dialect, t: u32) -> Vec<String> {
     let (ti, dt) = types(dialect);
-    let dist: String = (1..=10).map(|d| format!("  s_dist_{d:02} CHAR(24) NOT NULL,\n")).collect();
+    let dist = (1..=10).fold(String::new(), |mut s, d| {
+        let _ = writeln!(s, "  s_dist_{d:02} CHAR(24) NOT NULL,");
+        s
+    });
     vec![
         format!(
             "CREATE TABLE warehouse{t} (\n  w_id SMALLINT NOT NULL,\n  w_name VARCHAR(10),\n  w_street_1 VARCHAR(20),\n  \
@@ -85,7 +89,9 @@ pub fn secondary_indexes(t: u32) -> Vec<String> {
 /// constraint to an existing table, so there the option is refused.
 pub fn foreign_keys(t: u32) -> Vec<String> {
     let fk = |table: &str, name: &str, cols: &str, parent: &str, pcols: &str| {
-        format!("ALTER TABLE {table}{t} ADD CONSTRAINT fk_{name}{t} FOREIGN KEY ({cols}) REFERENCES {parent}{t} ({pcols})")
+        format!(
+            "ALTER TABLE {table}{t} ADD CONSTRAINT fk_{name}{t} FOREIGN KEY ({cols}) REFERENCES {parent}{t} ({pcols})"
+        )
     };
     vec![
         fk("district", "district", "d_w_id", "warehouse", "w_id"),

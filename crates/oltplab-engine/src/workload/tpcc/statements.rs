@@ -40,7 +40,7 @@ pub enum Sql {
     DlvCustomer,
     SlNextOrder,
     SlCount,
-    /// The stock read of New-Order, one per district (its S_DIST_xx column): 10 statements.
+    /// The stock read of New-Order, one per district (its `S_DIST_xx` column): 10 statements.
     NoStock,
 }
 

@@ -1,5 +1,5 @@
 //! `summary.tpcc` of run.json: tpmC (New-Orders per minute of the measured time, rolled-back
-//! ones included as clause 5.4.2 counts them), tpm_total, efficiency against the 12.86 tpmC
+//! ones included as clause 5.4.2 counts them), `tpm_total`, efficiency against the 12.86 tpmC
 //! per warehouse ceiling of think-time runs, and per type its count, rollbacks, errors and
 //! latency, all from the measured (post-warm-up) histograms.
 

@@ -46,7 +46,8 @@ pub fn parse_weights(text: &str) -> Result<[u32; 5]> {
              (e.g. 45,43,4,4,4), got '{text}'"
         ))
     };
-    let parts: Vec<u32> = text.split(',').map(|p| p.trim().parse::<u32>()).collect::<std::result::Result<_, _>>().map_err(|_| bad())?;
+    let parts: Vec<u32> =
+        text.split(',').map(|p| p.trim().parse::<u32>()).collect::<std::result::Result<_, _>>().map_err(|_| bad())?;
     let weights: [u32; 5] = parts.try_into().map_err(|_| bad())?;
     if weights.iter().sum::<u32>() == 0 || weights.iter().sum::<u32>() > 10_000 {
         return Err(bad());
@@ -141,7 +142,7 @@ fn other_warehouse(rng: &mut Rng, home: u32, warehouses: u32) -> u32 {
     }
 }
 
-/// 60% by last name (NURand with the run's C), 40% by id (clauses 2.5.1.2, 2.6.1.2).
+/// 60% by last name (`NURand` with the run's C), 40% by id (clauses 2.5.1.2, 2.6.1.2).
 fn customer(rng: &mut Rng, c: &CRun) -> Customer {
     if rng.uniform(1, 100) <= 60 {
         Customer::Last(last_name(nurand(rng, 255, 0, 999, c.c_last)))
@@ -252,7 +253,9 @@ mod tests {
         assert!((0.85..1.15).contains(&pct(rollbacks, 50_000)));
         // A single warehouse never leaves home.
         for _ in 0..1000 {
-            if let Input::Payment { c_w, .. } = draw_input(TxType::Payment, Home { set: 1, w: 1, d: 1 }, 1, &c, &mut rng) {
+            if let Input::Payment { c_w, .. } =
+                draw_input(TxType::Payment, Home { set: 1, w: 1, d: 1 }, 1, &c, &mut rng)
+            {
                 assert_eq!(c_w, 1);
             }
         }

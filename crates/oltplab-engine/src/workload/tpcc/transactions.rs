@@ -16,7 +16,9 @@ pub enum Outcome {
     /// New-Order's intended rollback (an unused item id).
     RolledBack,
     /// Delivery: districts that had no new order to deliver.
-    Delivered { skipped: u32 },
+    Delivered {
+        skipped: u32,
+    },
 }
 
 fn int_value(v: u32) -> Value {
@@ -63,17 +65,26 @@ impl Tpcc {
     }
 
     /// Clause 2.4.2.2.
-    async fn new_order(&self, ctx: &mut EventCtx<'_>, home: Home, d: u32, c_id: u32, lines: &[Line]) -> DbResult<Outcome> {
+    async fn new_order(
+        &self,
+        ctx: &mut EventCtx<'_>,
+        home: Home,
+        d: u32,
+        c_id: u32,
+        lines: &[Line],
+    ) -> DbResult<Outcome> {
         let (t, w) = (home.set, home.w);
         self.begin(ctx, true).await?;
-        let wh = first_row(ctx.exec_rows(id(Sql::NoWarehouse, t), &[int_value(w)]).await?, "warehouse")?;
-        let w_tax = number(&wh[0]);
+        // W_TAX, D_TAX, C_DISCOUNT and the brand-generic flag only make the order total shown
+        // on the terminal's screen, which nothing stores: they are read, as the profile says,
+        // and not computed with.
+        first_row(ctx.exec_rows(id(Sql::NoWarehouse, t), &[int_value(w)]).await?, "warehouse")?;
         let district =
             first_row(ctx.exec_rows(id(Sql::NoDistrict, t), &[int_value(w), int_value(d)]).await?, "district")?;
-        let (d_tax, o_id) = (number(&district[0]), int(&district[1]));
+        let o_id = int(&district[1]);
         ctx.exec(id(Sql::NoDistrictNext, t), &[int_value(w), int_value(d)]).await?;
         let cust = ctx.exec_rows(id(Sql::NoCustomer, t), &[int_value(w), int_value(d), int_value(c_id)]).await?;
-        let discount = number(&first_row(cust, "customer")?[0]);
+        first_row(cust, "customer")?;
         let all_local = lines.iter().all(|l| l.supply_w == w);
         let order = [
             Value::Int(o_id),
@@ -85,7 +96,6 @@ impl Tpcc {
         ];
         ctx.exec(id(Sql::NoOrder, t), &order).await?;
         ctx.exec(id(Sql::NoNewOrder, t), &[Value::Int(o_id), int_value(d), int_value(w)]).await?;
-        let mut total_cents = 0i64;
         for (number_in_order, line) in (1u32..).zip(lines) {
             let item = ctx.exec_rows(id(Sql::NoItem, t), &[int_value(line.i_id)]).await?;
             let Some(item) = item.rows.into_iter().next() else {
@@ -108,10 +118,7 @@ impl Tpcc {
                 int_value(line.supply_w),
             ];
             ctx.exec(id(Sql::NoStockUpdate, t), &update).await?;
-            // Brand-generic ("B" when both contain ORIGINAL) is shown to the user only.
-            let _brand_generic = text(&item[2]).contains("ORIGINAL") && text(&stock[1]).contains("ORIGINAL");
             let amount_cents = qty * price_cents;
-            total_cents += amount_cents;
             let row = [
                 Value::Int(o_id),
                 int_value(d),
@@ -125,23 +132,23 @@ impl Tpcc {
             ];
             ctx.exec(id(Sql::NoLine, t), &row).await?;
         }
-        // Shown to the user, not stored.
-        let _total = total_cents as f64 / 100.0 * (1.0 - discount) * (1.0 + w_tax + d_tax);
         Self::commit(ctx).await?;
         Ok(Outcome::Committed)
     }
 
-    /// The customer's id: given, or the middle one (⌈n/2⌉ in C_FIRST order) of those with the name.
-    async fn customer_id(&self, ctx: &mut EventCtx<'_>, t: u32, c_w: u32, c_d: u32, c: &Customer) -> DbResult<u32> {
-        match c {
-            Customer::Id(c_id) => Ok(*c_id),
+    /// The customer's id: given, or the middle one (⌈n/2⌉ in `C_FIRST` order) of those with the name.
+    async fn customer_id(&self, ctx: &mut EventCtx<'_>, t: u32, c_w: u32, c_d: u32, who: &Customer) -> DbResult<u32> {
+        match who {
+            Customer::Id(given) => Ok(*given),
             Customer::Last(name) => {
                 let params = [int_value(c_w), int_value(c_d), Value::Text(name.clone())];
                 let rows = ctx.exec_rows(id(Sql::CustomerByName, t), &params).await?.rows;
                 if rows.is_empty() {
                     return Err(DbError::fatal(
                         "TPCC",
-                        format!("no customer named {name} in district {c_d} of warehouse {c_w}: the data are incomplete"),
+                        format!(
+                            "no customer named {name} in district {c_d} of warehouse {c_w}: the data are incomplete"
+                        ),
                     ));
                 }
                 Ok(int(&rows[(rows.len() - 1) / 2][0]) as u32)
@@ -167,14 +174,15 @@ impl Tpcc {
         ctx.exec(id(Sql::PayDistrict, t), &[amount.clone(), int_value(w), int_value(d)]).await?;
         let district =
             first_row(ctx.exec_rows(id(Sql::PayDistrictRead, t), &[int_value(w), int_value(d)]).await?, "district")?;
-        let c_id = self.customer_id(ctx, t, c_w, c_d, customer).await?;
-        let key = [int_value(c_w), int_value(c_d), int_value(c_id)];
-        let cust = first_row(ctx.exec_rows(id(Sql::PayCustomer, t), &key).await?, "customer")?;
-        if text(&cust[10]) == "BC" {
+        let paying_id = self.customer_id(ctx, t, c_w, c_d, customer).await?;
+        let key = [int_value(c_w), int_value(c_d), int_value(paying_id)];
+        let customer_row = first_row(ctx.exec_rows(id(Sql::PayCustomer, t), &key).await?, "customer")?;
+        if text(&customer_row[10]) == "BC" {
             let data = first_row(ctx.exec_rows(id(Sql::PayCustomerData, t), &key).await?, "customer")?;
-            let mut new_data = format!("{c_id} {c_d} {c_w} {d} {w} {} | {}", money(amount_cents), text(&data[0]));
+            let mut new_data = format!("{paying_id} {c_d} {c_w} {d} {w} {} | {}", money(amount_cents), text(&data[0]));
             new_data.truncate(500);
-            let params = [amount.clone(), amount.clone(), Value::Text(new_data), key[0].clone(), key[1].clone(), key[2].clone()];
+            let params =
+                [amount.clone(), amount.clone(), Value::Text(new_data), key[0].clone(), key[1].clone(), key[2].clone()];
             ctx.exec(id(Sql::PayCustomerUpdateData, t), &params).await?;
         } else {
             let params = [amount.clone(), amount.clone(), key[0].clone(), key[1].clone(), key[2].clone()];
@@ -182,8 +190,15 @@ impl Tpcc {
         }
         let mut h_data = format!("{}    {}", text(&wh[0]), text(&district[0]));
         h_data.truncate(24);
-        let history =
-            [int_value(c_d), int_value(c_w), int_value(c_id), int_value(d), int_value(w), amount, Value::Text(h_data)];
+        let history = [
+            int_value(c_d),
+            int_value(c_w),
+            int_value(paying_id),
+            int_value(d),
+            int_value(w),
+            amount,
+            Value::Text(h_data),
+        ];
         ctx.exec(id(Sql::PayHistory, t), &history).await?;
         Self::commit(ctx).await?;
         Ok(Outcome::Committed)
