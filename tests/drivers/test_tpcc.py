@@ -9,6 +9,7 @@ part, ~15-35 s per target with the debug engine.
 """
 
 import contextlib
+import json
 import math
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 import oltplab
+from oltplab.cli.main import main as cli_main
 from oltplab.exceptions import NotPreparedError
 
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -46,7 +48,9 @@ def _sqlite_query(path: Path) -> Callable[[str], list[list[str]]]:
         # Closed at once: a connection left open maps the -shm file that the engine's last close
         # truncates (a bus error).
         with contextlib.closing(sqlite3.connect(path)) as conn:
-            return [[str(v) for v in row] for row in conn.execute(sql)]
+            rows = [[str(v) for v in row] for row in conn.execute(sql)]
+            conn.commit()
+            return rows
 
     return query
 
@@ -215,3 +219,41 @@ def test_a_half_done_load_is_refused_then_reloaded(tmp_path: Path) -> None:
     assert any("incomplete TPC-C load" in m for m in messages), messages
     assert oltplab.check("tpcc", url, scale=1)["passed"]
     assert query("SELECT complete FROM tpcc_meta") == [["1"]]
+
+
+def test_check_command_prints_each_condition_and_fails_on_a_broken_one(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(["check", "tpcc", "--db", target.url, "--scale", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "PASS  1. W_YTD = sum(D_YTD) per warehouse" in text
+    assert text.rstrip().endswith("all conditions hold")
+    # Break condition 1 in one warehouse: the check names it and exits 1.
+    target.query("UPDATE warehouse1 SET w_ytd = w_ytd + 1 WHERE w_id = 2")
+    try:
+        assert cli_main(["check", "tpcc", "--db", target.url, "--scale", "2", "--json"]) == 1
+        report = json.loads(capsys.readouterr().out)
+        first = report["conditions"][0]
+        assert (first["number"], first["status"], first["offending"]) == (1, "fail", 1)
+        assert report["conditions"][7]["status"] == "fail"  # 8: W_YTD = sum(H_AMOUNT) too
+        assert not report["passed"]
+    finally:
+        target.query("UPDATE warehouse1 SET w_ytd = w_ytd - 1 WHERE w_id = 2")
+    assert cli_main(["check", "oltp_read_write", "--db", target.url]) == 2
+
+
+@pytest.mark.parametrize("target", ["sqlite"], indirect=True)
+def test_sysbench_tpcc_command_line_runs_and_checks(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = target.url.removeprefix("sqlite://")
+    common = ["./tpcc.lua", "--db-driver=sqlite", f"--sqlite-db={path}", "--scale=2", "--threads=2"]
+    assert cli_main(["sysbench", *common, "--time=2", "--report-interval=1", "run"]) == 0
+    report = capsys.readouterr().out
+    for line in ("SQL statistics:", "transactions:", "95th percentile:", "Threads fairness:"):
+        assert line in report
+    assert "tpmC" not in report  # sysbench's report shape, nothing more
+    assert cli_main(["sysbench", *common, "check"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Check 1, table set: 1 PASSED" in lines
+    assert "Check 11, table set: 1 not applicable after deliveries" in lines
