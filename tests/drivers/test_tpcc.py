@@ -257,3 +257,70 @@ def test_sysbench_tpcc_command_line_runs_and_checks(
     lines = capsys.readouterr().out.splitlines()
     assert "Check 1, table set: 1 PASSED" in lines
     assert "Check 11, table set: 1 not applicable after deliveries" in lines
+
+
+N_EVENTS = 20
+ONLY = {t: ",".join("1" if u == t else "0" for u in TYPES) for t in TYPES}
+
+
+def _com(target: Target) -> dict[str, int]:
+    names = ("select", "insert", "update", "delete", "begin", "commit", "rollback")
+    # Plain SHOW: with a WHERE clause, reading the status would itself move Com_select.
+    status = dict(target.query("SHOW GLOBAL STATUS"))
+    return {n: int(status[f"Com_{n}"]) for n in names}
+
+
+@pytest.mark.parametrize("target", ["mariadb"], indirect=True)
+@pytest.mark.parametrize("ty", TYPES)
+def test_statements_per_type_match_the_profile_on_the_server(
+    target: Target, ty: str, tmp_path: Path
+) -> None:
+    """One terminal runs one type only (--weights): MariaDB's Com_* counters show each profile's
+    statements (clauses 2.4.2-2.8.2), and nothing else but the pre-flight check's one SELECT."""
+    before = _com(target)
+    lines_before = target.ints("SELECT COUNT(*) FROM order_line1")[0]
+    result = oltplab.run(
+        "tpcc",
+        target.url,
+        out=tmp_path / ty,
+        scale=2,
+        threads=1,
+        events=N_EVENTS,
+        time=0,
+        weights=ONLY[ty],
+    )
+    assert result.manifest["complete"], result.manifest["error"]
+    tpcc = result.manifest["summary"]["tpcc"]
+    assert tpcc["by_type"][ty]["count"] == N_EVENTS
+    after = _com(target)
+    # Reading the counters is a SHOW, which moves none of these.
+    got = {name: after[name] - before[name] for name in after}
+    # The pre-flight's SELECT from tpcc_meta and its limits query (SHOW GLOBAL VARIABLES WHERE
+    # ..., which MariaDB counts in Com_select): the general log shows nothing else.
+    n, check_select = N_EVENTS, 2
+    assert (got["begin"], got["commit"] + got["rollback"]) == (n, n)
+    if ty == "new_order":
+        rollbacks = tpcc["by_type"]["new_order"]["rollbacks"]
+        assert got["rollback"] == rollbacks  # the intended rollbacks, and no other
+        processed_lines = got["insert"] - 2 * n  # ORDER and NEW-ORDER rows, then one per line
+        committed_lines = target.ints("SELECT COUNT(*) FROM order_line1")[0] - lines_before
+        assert processed_lines >= committed_lines
+        assert got["update"] == n + processed_lines  # the district, then each line's stock
+        # warehouse, district, customer; item and stock per line; the failing item read
+        assert got["select"] == 3 * n + 2 * processed_lines + rollbacks + check_select
+        assert got["delete"] == 0
+    elif ty == "payment":
+        assert (got["insert"], got["update"], got["delete"]) == (n, 3 * n, 0)
+        # warehouse, district, customer; by name +1, bad credit's C_DATA +1
+        assert 3 * n + check_select <= got["select"] <= 5 * n + check_select
+    elif ty == "order_status":
+        assert (got["insert"], got["update"], got["delete"]) == (0, 0, 0)
+        assert 3 * n + check_select <= got["select"] <= 4 * n + check_select
+    elif ty == "delivery":
+        delivered = 10 * n - tpcc["delivery_skipped_districts"]
+        assert delivered > 0
+        assert (got["insert"], got["update"], got["delete"]) == (0, 3 * delivered, delivered)
+        assert got["select"] == 10 * n + 2 * delivered + check_select
+    else:
+        assert (got["insert"], got["update"], got["delete"]) == (0, 0, 0)
+        assert got["select"] == 2 * n + check_select

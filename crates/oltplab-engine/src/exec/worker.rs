@@ -96,11 +96,13 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
             }
         };
         if let Some(wait) = shared.workload.pause(&mut state, &mut rng) {
-            // Keying and think time: outside the transaction's latency.
+            // Keying and think time: outside the transaction's latency, and never past the end.
+            let wake = Instant::now() + wait;
+            let wake = shared.deadline.map_or(wake, |d| wake.min(d));
             tokio::select! {
                 biased;
                 () = stop.stopped() => break,
-                () = tokio::time::sleep(wait) => {}
+                () = tokio::time::sleep_until(wake.into()) => {}
             }
             if shared.deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
