@@ -143,33 +143,32 @@ def summary_of(result: Json) -> Json:
     have = transactions > 0
     lat = result["latency_ns"]
     percentile = percentiles.first(result["options"].get("percentile"))
-    return (
-        _measured_of(result)
-        | {
-            "connect_s": result.get("connect_s"),
-            "warmup_s": result.get("warmup_s", 0.0),
-            "open_loop": {
-                "rate_per_s": result["rate_per_s"],
-                "late": result.get("late", 0),
-                "dropped": result.get("dropped", 0),
-                "lag_max_ms": _ms(result.get("lag_max_ns", 0)),
-            }
-            if result.get("rate_per_s")
-            else None,
-            "percentile": {
-                "rank": percentile,
-                "latency_ms": _ms(lat.get("pct")) if have else None,
-            }
-            if percentile > 0
-            else None,
-            "saturated": result.get("saturated", 0),
-            "client_cpu_s": result.get("client_cpu_s"),
-            "client_cpu_per_txn_us": 1e6 * result["client_cpu_s"] / transactions
-            if have and result.get("client_cpu_s") is not None
-            else None,
+    summary: Json = _measured_of(result) | {
+        "connect_s": result.get("connect_s"),
+        "warmup_s": result.get("warmup_s", 0.0),
+        "open_loop": {
+            "rate_per_s": result["rate_per_s"],
+            "late": result.get("late", 0),
+            "dropped": result.get("dropped", 0),
+            "lag_max_ms": _ms(result.get("lag_max_ns", 0)),
         }
-        | ({"tpcc": result["tpcc"]} if result.get("tpcc") is not None else {})
-    )
+        if result.get("rate_per_s")
+        else None,
+        "percentile": {
+            "rank": percentile,
+            "latency_ms": _ms(lat.get("pct")) if have else None,
+        }
+        if percentile > 0
+        else None,
+        "saturated": result.get("saturated", 0),
+        "client_cpu_s": result.get("client_cpu_s"),
+        "client_cpu_per_txn_us": 1e6 * result["client_cpu_s"] / transactions
+        if have and result.get("client_cpu_s") is not None
+        else None,
+    }
+    if result.get("tpcc") is not None:  # TPC-C's own summary: tpmC and per-type results
+        summary["tpcc"] = result["tpcc"]
+    return summary
 
 
 def segment_of(segment: Json) -> Json:
