@@ -104,6 +104,12 @@ def cleanup(
     return runner.cleanup(workload, db, options, on_event=on_event)
 
 
+def check(workload: str = "tpcc", db: str = "", **options: Any) -> Json:
+    """TPC-C's consistency conditions (clause 3.3.2.1-12) on `db`: {"driver", "table_sets",
+    "passed", "conditions": [{"table_set", "number", "description", "offending", "status"}]}."""
+    return runner.check(workload, db, options)
+
+
 __all__ = [
     "Comparison",
     "ConfigError",
@@ -119,6 +125,7 @@ __all__ = [
     "Sweep",
     "__version__",
     "analyse",
+    "check",
     "cleanup",
     "compare",
     "load_run",

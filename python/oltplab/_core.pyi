@@ -61,6 +61,7 @@ __all__ = [
     "OltpLabError",
     "__version__",
     "catalog",
+    "check",
     "check_db_url",
     "cleanup",
     "merge_histograms",
@@ -96,6 +97,9 @@ def merge_histograms(encoded: list[str], ranks: list[float]) -> str:
     """Adds V2 compressed histograms (base64, 1 ns..1 h, 3 digits) exactly; refuses another
     shape. JSON: {"encoded", "count", "min_ns", "max_ns", "mean_ns",
     "percentiles_ns": [[rank, ns], ...]}."""
+
+def check(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
+    """TPC-C's consistency conditions; JSON {"driver", "table_sets", "passed", "conditions"}."""
 
 class OltpLabError(Exception): ...
 class ConfigError(OltpLabError): ...

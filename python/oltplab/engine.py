@@ -28,6 +28,9 @@ class CoreApi(Protocol):
     def merge_histograms(self, encoded: list[str], ranks: list[float]) -> str: ...
 
 
+    def check(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
+
+
 def _load_core() -> CoreApi:
     try:
         from oltplab import _core
@@ -101,3 +104,10 @@ def merge_histograms(encoded: list[str], ranks: list[float]) -> Json:
     "min_ns", "max_ns", "mean_ns", "percentiles_ns": [[rank, ns], ...]}."""
     merged: Json = json.loads(_load_core().merge_histograms(encoded, ranks))
     return merged
+
+
+def check(spec: Json) -> Json:
+    """TPC-C's consistency conditions (clause 3.3.2): {"driver", "table_sets", "passed",
+    "conditions": [{"table_set", "number", "description", "offending", "status"}, ...]}."""
+    result: Json = json.loads(_load_core().check(json.dumps(spec)))
+    return result

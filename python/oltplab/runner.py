@@ -77,6 +77,12 @@ def cleanup(
     return engine.cleanup(engine.build_spec(workload, db, options), on_event)
 
 
+def check(workload: str, db: str, options: Mapping[str, Any]) -> Json:
+    """Runs the workload's consistency checks (TPC-C's clause 3.3.2) against `db`."""
+    load_catalog().resolve(workload, options)
+    return engine.check(engine.build_spec(workload, db, options))
+
+
 def _target(
     workload: str,
     db: str | None,

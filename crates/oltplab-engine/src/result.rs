@@ -75,6 +75,9 @@ pub struct RunResult {
     /// A step plan's steps, each measured on its own (the totals above cover them all);
     /// None without a plan. Only the steps reached: an interrupted run has fewer.
     pub segments: Option<Vec<Segment>>,
+    /// TPC-C's own summary (tpmC, per-type counts and latency); absent for other workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<serde_json::Value>,
 }
 
 /// One step of a step plan: its measured intervals, summarised from their merged histograms.

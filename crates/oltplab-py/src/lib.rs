@@ -89,6 +89,17 @@ fn merge_histograms(encoded: Vec<String>, ranks: Vec<f64>) -> PyResult<String> {
     Ok(serde_json::to_string(&merged).expect("results serialise"))
 }
 
+/// TPC-C's consistency conditions; returns the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (spec_json, on_event=None))]
+fn check(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResult<String> {
+    guarded(|| {
+        let spec = Spec::from_json(spec_json).map_err(to_py)?;
+        let result = drive(py, on_event, |_sink: Sink, _stop: Stop| async move { exec::check(&spec).await })?;
+        Ok(serde_json::to_string(&result).expect("results serialise"))
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     panics::install_quiet_hook();
@@ -100,5 +111,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(redact_db_url, m)?)?;
     m.add_function(wrap_pyfunction!(check_db_url, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     errors::register(m)
 }

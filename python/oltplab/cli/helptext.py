@@ -55,6 +55,7 @@ commands:
   run        run the workload: live progress, sysbench's interval lines and final report,
              and a run directory (run.json, intervals.csv, latency.hlog)
   cleanup    drop the workload's tables (without --db: delete oltplab's SQLite database)
+  check      TPC-C's consistency conditions: `oltplab check tpcc --db URL [--json]`
   sysbench   drop-in mode: sysbench 1.0.20's command line and output, e.g.
              `oltplab sysbench oltp_read_write --mysql-host=... --threads=8 run`
   import     a sysbench log as a run directory: `oltplab import sysbench.log --out DIR`
@@ -96,6 +97,8 @@ _VERB_SUMMARY = {
     "run": "Runs {w}: live progress on a terminal, sysbench's interval lines and final\n"
     "report on stdout, and a run directory with run.json, intervals.csv and latency.hlog.",
     "cleanup": "Drops the tables of {w} (sysbench's cleanup).",
+    "check": "Checks the consistency conditions of {w} (TPC-C clause 3.3.2.1-12); --json prints\n"
+    "them as JSON. Exit 1 when one fails.",
 }
 
 

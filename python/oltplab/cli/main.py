@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from oltplab._version import __version__
 from oltplab.cli import exitcodes, helptext
 from oltplab.cli.commands import (
+    check,
     cleanup,
     compare,
     import_log,
@@ -27,6 +28,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "prepare": prepare.main,
     "run": run.main,
     "cleanup": cleanup.main,
+    "check": check.main,
     "sysbench": sysbench.main,
     "import": import_log.main,
     "show": show.main,

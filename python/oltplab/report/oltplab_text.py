@@ -4,6 +4,7 @@ cannot give, errors by code, whether the run is complete, and where its files ar
 from pathlib import Path
 
 from oltplab._types import Json
+from oltplab.report.tpcc_text import tpcc_lines
 
 
 def _ms(value: float | None) -> str:
@@ -77,6 +78,8 @@ def summary_text(manifest: Json, run_dir: Path) -> str:
             lines.append(
                 f"    saturated:      {summary['saturated']} latencies above 1 h, recorded at 1 h"
             )
+        if summary.get("tpcc"):
+            lines += tpcc_lines(summary["tpcc"])
         lines += [_segment_line(segment) for segment in manifest.get("segments") or []]
     else:
         lines.append(f"{head}, {status}")

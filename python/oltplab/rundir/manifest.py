@@ -141,7 +141,7 @@ def summary_of(result: Json) -> Json:
     have = transactions > 0
     lat = result["latency_ns"]
     percentile = percentiles.first(result["options"].get("percentile"))
-    return _measured_of(result) | {
+    summary: Json = _measured_of(result) | {
         "connect_s": result.get("connect_s"),
         "warmup_s": result.get("warmup_s", 0.0),
         "open_loop": {
@@ -164,6 +164,9 @@ def summary_of(result: Json) -> Json:
         if have and result.get("client_cpu_s") is not None
         else None,
     }
+    if result.get("tpcc") is not None:  # TPC-C's own summary: tpmC and per-type results
+        summary["tpcc"] = result["tpcc"]
+    return summary
 
 
 def segment_of(segment: Json) -> Json:

@@ -18,9 +18,15 @@ from pathlib import Path, PurePosixPath
 from oltplab._messages import without_url_secrets
 from oltplab.catalog import Catalog, OptionDef, flag_of, normalise_name
 from oltplab.exceptions import ConfigError
-from oltplab.sysbench_compat.options import SYSBENCH_DEFAULTS, SYSBENCH_OPTIONS, Role
+from oltplab.sysbench_compat import tpcc
+from oltplab.sysbench_compat.options import (
+    SYSBENCH_DEFAULTS,
+    SYSBENCH_OPTIONS,
+    Role,
+    SysbenchOption,
+)
 
-COMMANDS = ("prepare", "run", "cleanup", "help")
+COMMANDS = ("prepare", "run", "cleanup", "help", "check")
 VERBOSITY_NOTICE, VERBOSITY_WARNING, VERBOSITY_MAX = 3, 2, 5  # sysbench's log levels
 NOT_YET_COMMANDS = ("prewarm", "warmup")
 _BOOL_WORDS = frozenset({"on", "off"})
@@ -107,6 +113,11 @@ def _command(positionals: list[str]) -> tuple[str, str]:
     return test, command
 
 
+def _script_options(workload: str) -> Mapping[str, SysbenchOption]:
+    """sysbench's options plus those of the workload's script (sysbench-tpcc's)."""
+    return SYSBENCH_OPTIONS | tpcc.SCRIPT_OPTIONS if workload == tpcc.WORKLOAD else SYSBENCH_OPTIONS
+
+
 def _number(given: _Given) -> float:
     try:
         return float(given.value or "")
@@ -137,8 +148,11 @@ def _is_default(given: _Given, default: str, is_bool: bool) -> bool:
 class _Collector:
     """Sorts the options of one command line into their destinations."""
 
-    def __init__(self, workload_defs: Mapping[str, OptionDef]) -> None:
+    def __init__(
+        self, workload_defs: Mapping[str, OptionDef], sysbench: Mapping[str, SysbenchOption]
+    ) -> None:
         self.defs = workload_defs
+        self.sysbench = sysbench
         self.options: dict[str, str] = {}
         self.connection: dict[str, str] = {}
         self.warnings: list[str] = []
@@ -158,7 +172,7 @@ class _Collector:
             d = self.defs[given.name]
             self.options[given.name] = self.value_of(given, d.type == "bool")
             return
-        sb = SYSBENCH_OPTIONS.get(given.name)
+        sb = self.sysbench.get(given.name)
         if sb is None:
             raise ConfigError(f"invalid option: {given.flag}")
         if sb.role is Role.CONNECTION:
@@ -178,12 +192,15 @@ class _Collector:
             self.verbosity = _verbosity(given)
         # Role.IGNORED, and --test (read before): nothing to do
 
-    def finish(self) -> None:
+    def finish(self, workload: str) -> None:
         """Aliases override their new names, as in sysbench; then sysbench's defaults."""
         for given, target in self._aliases:
             self.warnings.append(f"{given.flag} is deprecated, use {flag_of(target)} instead")
             self.add(_Given(target, given.value, flag_of(target)))
-        for name, value in SYSBENCH_DEFAULTS.items():
+        defaults = dict(SYSBENCH_DEFAULTS)
+        if workload == tpcc.WORKLOAD:
+            defaults |= tpcc.script_defaults(self.connection.get("db_driver", "sqlite"))
+        for name, value in defaults.items():
             if name in self.defs:
                 self.options.setdefault(name, value)
 
@@ -206,11 +223,11 @@ def _parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
     def is_bool(name: str) -> bool:
         if name in every:
             return every[name].type == "bool"
-        sb = SYSBENCH_OPTIONS.get(name)
+        sb = SYSBENCH_OPTIONS.get(name) or tpcc.SCRIPT_OPTIONS.get(name)
         return sb is not None and sb.is_bool
 
     def is_known(name: str) -> bool:
-        return name in every or name in SYSBENCH_OPTIONS
+        return name in every or name in SYSBENCH_OPTIONS or name in tpcc.SCRIPT_OPTIONS
 
     positionals, given = _split(args, is_bool, is_known)
     warnings: list[str] = []
@@ -225,10 +242,12 @@ def _parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
         positionals = [tests[-1], *positionals]
     test, command = _command(positionals)
     sname, workload = _workload(test, catalog)
-    collector = _Collector(catalog.options_for(workload))
+    if command == "check" and workload != tpcc.WORKLOAD:
+        raise ConfigError(f"Unknown command: check; only sysbench-tpcc ({tpcc.WORKLOAD}) has it")
+    collector = _Collector(catalog.options_for(workload), _script_options(workload))
     for g in given:
         collector.add(g)
-    collector.finish()
+    collector.finish(workload)
     return Invocation(
         test=sname,
         workload=workload,

@@ -17,7 +17,7 @@ mod stop;
 mod ticks;
 mod worker;
 
-pub use prepare::{cleanup, prepare};
+pub use prepare::{check, cleanup, prepare};
 pub use progress::{EncodedHistogram, IntervalReport, Phase, Progress, Sink};
 pub use run::run;
 pub use runtime::{build_runtime, workers_for};

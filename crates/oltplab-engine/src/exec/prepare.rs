@@ -23,16 +23,16 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
     // A distributed client loads only its share, beside others: the unfinished-prepare marker
     // guards whole prepares only (one client cannot tell another's tables from leftovers).
-    let whole = spec.units.is_none();
-    if whole {
+    // TPC-C keeps its own record of a finished load (tpcc_meta), and keeps a finished one.
+    let marker = spec.units.is_none() && !matches!(workload, Workload::Tpcc(_));
+    if marker {
         undo_unfinished_or_refuse_existing(&mut probe, &workload, sink).await?;
         let options_json = serde_json::to_string(&options).map_err(|e| EngineError::Internal(e.to_string()))?;
         unfinished_prepare::begin(&mut probe, workload.name(), &options_json).await?;
     }
-    probe.close().await;
-    let tables = workload.prepare_units();
-    let units = units_to_prepare(spec.units.as_deref(), tables)?;
-    let workers = load.threads.min(units.len()).max(1);
+    let load_needed = workload.prepare_begin(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
+    let units = if load_needed { units_to_prepare(spec.units.as_deref(), workload.prepare_units())? } else { Vec::new() };
+    let workers = load.threads.min(units.len());
     let workload = std::sync::Arc::new(workload);
     let mut tasks = JoinSet::new();
     for t in 0..workers {
@@ -65,11 +65,13 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
             }
         }
     }
-    if whole {
-        let mut last = open_one(&target, &[]).await?;
-        unfinished_prepare::end(&mut last).await?;
-        last.close().await;
+    if load_needed {
+        workload.prepare_end(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
     }
+    if marker {
+        unfinished_prepare::end(&mut probe).await?;
+    }
+    probe.close().await;
     Ok(PrepareResult {
         workload: workload.name().to_string(),
         options,
@@ -159,4 +161,16 @@ mod tests {
         assert!(err.contains("prepare unit 5 is out of range"), "{err}");
         assert!(units_to_prepare(Some(&[0]), 4).is_err());
     }
+}
+
+/// `oltplab check tpcc`: the consistency conditions of clause 3.3.2 on the workload's table sets.
+pub async fn check(spec: &Spec) -> Result<crate::workload::tpcc::consistency::Report> {
+    let Resolved { workload, target, .. } = spec.resolve()?;
+    let crate::workload::Workload::Tpcc(tpcc) = &workload else {
+        return Err(EngineError::config(format!("check supports tpcc only, not {}", workload.name())));
+    };
+    let mut conn = open_one(&target, &[]).await?;
+    let report = tpcc.consistency(&mut conn, target.driver_name()).await;
+    conn.close().await;
+    report
 }

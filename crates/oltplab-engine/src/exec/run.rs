@@ -269,6 +269,7 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
         threads,
         interval_s: load.interval_s(),
         segments: reporter.segments.results(load),
+        tpcc: shared.workload.summary(&total.kinds, e.duration_s),
     }
 }
 

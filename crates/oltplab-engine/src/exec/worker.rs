@@ -95,6 +95,19 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
                 Some(t)
             }
         };
+        if let Some(wait) = shared.workload.pause(&mut state, &mut rng) {
+            // Keying and think time: outside the transaction's latency, and never past the end.
+            let wake = Instant::now() + wait;
+            let wake = shared.deadline.map_or(wake, |d| wake.min(d));
+            tokio::select! {
+                biased;
+                () = stop.stopped() => break,
+                () = tokio::time::sleep_until(wake.into()) => {}
+            }
+            if shared.deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
         let clock = EventClock::start();
         let start = clock.started();
         let mut ctx = EventCtx::reusing(&mut conn, &mut rng, worker, &shared.stmt_kinds, clock, latencies);

@@ -7,6 +7,7 @@ mod ctx;
 pub mod oltp;
 pub mod options;
 mod tables;
+pub mod tpcc;
 pub mod unfinished_prepare;
 
 pub use ctx::{EventCtx, Tally, WorkerInfo};
@@ -17,12 +18,14 @@ use crate::rand::{rand_defs, Rng};
 use bulk_insert::{BulkInsert, BulkState};
 use oltp::{Oltp, OltpState, Script};
 use options::{OptDef, Options};
+use tpcc::{Tpcc, TpccState};
 
-/// Every workload oltplab runs (TPC-C will join them).
+/// Every workload oltplab runs.
 #[allow(clippy::large_enum_variant)] // one per run, shared by reference: its size does not matter
 pub enum Workload {
     Oltp(Oltp),
     BulkInsert(BulkInsert),
+    Tpcc(Tpcc),
 }
 
 /// What one connection keeps between events.
@@ -30,6 +33,7 @@ pub enum Workload {
 pub enum WorkerState {
     Oltp(OltpState),
     BulkInsert(BulkState),
+    Tpcc(TpccState),
 }
 
 /// Progress of prepare and cleanup: sysbench's printed lines, and rows loaded.
@@ -39,7 +43,7 @@ pub enum PrepareEvent {
     Rows { table: usize, done: u64, total: u64 },
 }
 
-const NAMES: [&str; 11] = [
+const NAMES: [&str; 12] = [
     "oltp_read_only",
     "oltp_read_write",
     "oltp_write_only",
@@ -51,6 +55,7 @@ const NAMES: [&str; 11] = [
     "select_random_points",
     "select_random_ranges",
     "bulk_insert",
+    tpcc::NAME,
 ];
 
 const BULK_INSERT: &str = "bulk_insert";
@@ -66,6 +71,9 @@ impl Workload {
                 "Bulk insert: multi-row INSERTs of up to 512 KiB, each thread into its own table; one row per event",
             );
         }
+        if name == tpcc::NAME {
+            return Some(tpcc::DESCRIPTION);
+        }
         Script::from_name(name).map(Script::description)
     }
 
@@ -73,6 +81,8 @@ impl Workload {
     pub fn defs(name: &str) -> Result<Vec<OptDef>> {
         let mut defs = if name == BULK_INSERT {
             Vec::new()
+        } else if name == tpcc::NAME {
+            tpcc::defs()
         } else {
             oltp::defs(Script::from_name(name).ok_or_else(|| unknown(name))?)
         };
@@ -85,6 +95,9 @@ impl Workload {
         if name == BULK_INSERT {
             return Ok(Workload::BulkInsert(BulkInsert::new(threads)?));
         }
+        if name == tpcc::NAME {
+            return Ok(Workload::Tpcc(Tpcc::new(opts, threads)?));
+        }
         let script = Script::from_name(name).ok_or_else(|| unknown(name))?;
         Ok(Workload::Oltp(Oltp::new(script, opts, threads)?))
     }
@@ -93,6 +106,7 @@ impl Workload {
         match self {
             Workload::Oltp(w) => w.script().name(),
             Workload::BulkInsert(_) => BULK_INSERT,
+            Workload::Tpcc(_) => tpcc::NAME,
         }
     }
 
@@ -101,6 +115,7 @@ impl Workload {
         match self {
             Workload::Oltp(w) => w.kinds(),
             Workload::BulkInsert(w) => w.kinds(),
+            Workload::Tpcc(w) => w.kinds(),
         }
     }
 
@@ -110,6 +125,7 @@ impl Workload {
         match self {
             Workload::Oltp(w) => w.statements(dialect),
             Workload::BulkInsert(_) => Vec::new(),
+            Workload::Tpcc(w) => w.statements(dialect),
         }
     }
 
@@ -117,6 +133,24 @@ impl Workload {
         match self {
             Workload::Oltp(w) => WorkerState::Oltp(w.worker_state()),
             Workload::BulkInsert(w) => WorkerState::BulkInsert(w.worker_state(worker)),
+            Workload::Tpcc(w) => WorkerState::Tpcc(w.worker_state(worker)),
+        }
+    }
+
+    /// A wait before the next event, outside its latency (TPC-C's keying and think times).
+    pub fn pause(&self, state: &mut WorkerState, rng: &mut Rng) -> Option<std::time::Duration> {
+        match (self, state) {
+            (Workload::Tpcc(w), WorkerState::Tpcc(s)) => w.pause(s, rng),
+            _ => None,
+        }
+    }
+
+    /// The workload's own part of the run's summary (`summary.tpcc`), from the measured
+    /// histograms of its `kinds()`.
+    pub fn summary(&self, kinds: &[crate::stats::Histogram], measured_s: f64) -> Option<serde_json::Value> {
+        match self {
+            Workload::Tpcc(w) => Some(w.summary(kinds, measured_s)),
+            _ => None,
         }
     }
 
@@ -125,6 +159,7 @@ impl Workload {
         match (self, state) {
             (Workload::Oltp(w), WorkerState::Oltp(s)) => w.event(ctx, s).await,
             (Workload::BulkInsert(w), WorkerState::BulkInsert(s)) => w.event(ctx, s).await,
+            (Workload::Tpcc(w), WorkerState::Tpcc(s)) => w.event(ctx, s).await,
             _ => Err(state_mismatch()),
         }
     }
@@ -132,7 +167,7 @@ impl Workload {
     /// End of the run on this connection (`bulk_insert` sends its last rows).
     pub async fn finish(&self, ctx: &mut EventCtx<'_>, state: &mut WorkerState) -> DbResult<()> {
         match (self, state) {
-            (Workload::Oltp(_), WorkerState::Oltp(_)) => Ok(()),
+            (Workload::Oltp(_), WorkerState::Oltp(_)) | (Workload::Tpcc(_), WorkerState::Tpcc(_)) => Ok(()),
             (Workload::BulkInsert(w), WorkerState::BulkInsert(s)) => w.finish(ctx, s).await,
             _ => Err(state_mismatch()),
         }
@@ -143,6 +178,7 @@ impl Workload {
         match self {
             Workload::Oltp(w) => w.check(conn).await,
             Workload::BulkInsert(w) => w.check(conn).await,
+            Workload::Tpcc(w) => w.check(conn).await,
         }
     }
 
@@ -151,6 +187,28 @@ impl Workload {
         match self {
             Workload::Oltp(w) => w.tables(),
             Workload::BulkInsert(w) => w.tables(),
+            Workload::Tpcc(w) => w.prepare_units(),
+        }
+    }
+
+    /// Before the parallel units: false when the data are there already (TPC-C's idempotent
+    /// prepare); TPC-C also creates its tables here.
+    pub async fn prepare_begin(
+        &self,
+        conn: &mut Conn,
+        progress: &mut (dyn FnMut(PrepareEvent) + Send),
+    ) -> Result<bool> {
+        match self {
+            Workload::Tpcc(w) => w.prepare_begin(conn, progress).await,
+            _ => Ok(true),
+        }
+    }
+
+    /// After every unit: secondary indexes and constraints (TPC-C).
+    pub async fn prepare_end(&self, conn: &mut Conn, progress: &mut (dyn FnMut(PrepareEvent) + Send)) -> Result<()> {
+        match self {
+            Workload::Tpcc(w) => w.prepare_end(conn, progress).await,
+            _ => Ok(()),
         }
     }
 
@@ -165,6 +223,7 @@ impl Workload {
         match self {
             Workload::Oltp(w) => w.prepare_unit(conn, table, rng, progress).await,
             Workload::BulkInsert(w) => w.prepare_unit(conn, table, progress).await,
+            Workload::Tpcc(w) => w.prepare_unit(conn, table, rng, progress).await,
         }
     }
 
@@ -172,6 +231,7 @@ impl Workload {
         match self {
             Workload::Oltp(w) => w.cleanup(conn, progress).await,
             Workload::BulkInsert(w) => w.cleanup(conn, progress).await,
+            Workload::Tpcc(w) => w.cleanup(conn, progress).await,
         }
     }
 }

@@ -21,7 +21,7 @@ from oltplab.cli import exitcodes
 from oltplab.cli.argv import wants_help
 from oltplab.cli.display import PrepareDisplay, RunDisplay
 from oltplab.driver_options import ignored_option_warnings
-from oltplab.sysbench_compat import Invocation, db_url, parse_argv
+from oltplab.sysbench_compat import Invocation, db_url, parse_argv, tpcc
 from oltplab.sysbench_compat.argv import VERBOSITY_NOTICE, VERBOSITY_WARNING
 from oltplab.sysbench_compat.output import (
     BANNER,
@@ -83,6 +83,14 @@ def _prepare_or_cleanup(inv: Invocation, db: str, options: dict[str, Any]) -> in
     return exitcodes.OK
 
 
+def _check(inv: Invocation, db: str, options: dict[str, Any]) -> int:
+    """sysbench-tpcc's `check`; unlike it, a failed condition fails the command (exit 1)."""
+    print(command_header(inv.command, int(options.get("threads") or 1)), end="", flush=True)
+    report = runner.check(inv.workload, db, inv.options)
+    print(tpcc.check_lines(report), end="")
+    return exitcodes.OK if report["passed"] else exitcodes.FAILED
+
+
 def _execute(inv: Invocation, catalog: Catalog, args: list[str]) -> int:
     if inv.command == "help":
         print(workload_help(inv.test, inv.workload, catalog), end="")
@@ -92,6 +100,8 @@ def _execute(inv: Invocation, catalog: Catalog, args: list[str]) -> int:
         for warning in ignored_option_warnings(db, inv.options):
             print(warning_line(warning), file=sys.stderr)
     options = catalog.resolve(inv.workload, inv.options)
+    if inv.command == "check":
+        return _check(inv, db, options)
     if inv.command == "run":
         return _run(inv, db, options, args)
     return _prepare_or_cleanup(inv, db, options)

@@ -265,7 +265,7 @@ fn configuration_errors_say_how_to_fix() {
     let e = workload("oltp_read_only", &json!({"rand_type": "pareto", "rand_pareto_h": 1.0}), 1).err().unwrap();
     assert!(e.to_string().contains("--rand-pareto-h"), "{e}");
     assert!(workload("oltp_read_only", &json!({"random_points": 3}), 1).is_err());
-    assert_eq!(Workload::names().len(), 11);
+    assert_eq!(Workload::names().len(), 12); // the sysbench scripts, bulk_insert and tpcc
     for name in Workload::names() {
         assert!(Workload::description(name).is_some(), "{name}");
         let defs = Workload::defs(name).unwrap();

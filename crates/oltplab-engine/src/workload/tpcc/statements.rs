@@ -1,0 +1,209 @@
+//! The SQL of the five transactions, prepared once per table set on every connection.
+//! `FOR UPDATE` marks the reads the spec needs protected (the district's next order id, the
+//! stock rows, the paying customer, the oldest new order); SQLite has no row locks and takes
+//! the database write lock at `BEGIN IMMEDIATE` instead, so there it is left out.
+
+use crate::driver::{Dialect, StmtId};
+
+/// One statement of one transaction profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Sql {
+    NoWarehouse,
+    NoDistrict,
+    NoDistrictNext,
+    NoCustomer,
+    NoOrder,
+    NoNewOrder,
+    NoItem,
+    NoStockUpdate,
+    NoLine,
+    PayWarehouse,
+    PayWarehouseRead,
+    PayDistrict,
+    PayDistrictRead,
+    CustomerByName,
+    PayCustomer,
+    PayCustomerData,
+    PayCustomerUpdate,
+    PayCustomerUpdateData,
+    PayHistory,
+    OsCustomer,
+    OsOrder,
+    OsLines,
+    DlvNewOrder,
+    DlvDelete,
+    DlvOrder,
+    DlvCarrier,
+    DlvLines,
+    DlvAmount,
+    DlvCustomer,
+    SlNextOrder,
+    SlCount,
+    /// The stock read of New-Order, one per district (its `S_DIST_xx` column): 10 statements.
+    NoStock,
+}
+
+/// Statements per table set: every [`Sql`] but the last once, and ten stock reads.
+pub const PER_SET: usize = Sql::NoStock as usize + 10;
+
+fn text(s: Sql) -> &'static str {
+    match s {
+        Sql::NoWarehouse => "SELECT w_tax FROM warehouse{t} WHERE w_id=?",
+        Sql::NoDistrict => "SELECT d_tax, d_next_o_id FROM district{t} WHERE d_w_id=? AND d_id=?{lock}",
+        Sql::NoDistrictNext => "UPDATE district{t} SET d_next_o_id=d_next_o_id+1 WHERE d_w_id=? AND d_id=?",
+        Sql::NoCustomer => "SELECT c_discount, c_last, c_credit FROM customer{t} WHERE c_w_id=? AND c_d_id=? AND c_id=?",
+        Sql::NoOrder => {
+            "INSERT INTO orders{t} (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) \
+             VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)"
+        }
+        Sql::NoNewOrder => "INSERT INTO new_orders{t} (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)",
+        Sql::NoItem => "SELECT i_price, i_name, i_data FROM item{t} WHERE i_id=?",
+        Sql::NoStockUpdate => {
+            "UPDATE stock{t} SET s_quantity=?, s_ytd=s_ytd+?, s_order_cnt=s_order_cnt+1, s_remote_cnt=s_remote_cnt+? \
+             WHERE s_i_id=? AND s_w_id=?"
+        }
+        Sql::NoLine => {
+            "INSERT INTO order_line{t} (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, \
+             ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        }
+        Sql::PayWarehouse => "UPDATE warehouse{t} SET w_ytd=w_ytd+? WHERE w_id=?",
+        Sql::PayWarehouseRead => {
+            "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse{t} WHERE w_id=?"
+        }
+        Sql::PayDistrict => "UPDATE district{t} SET d_ytd=d_ytd+? WHERE d_w_id=? AND d_id=?",
+        Sql::PayDistrictRead => {
+            "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district{t} WHERE d_w_id=? AND d_id=?"
+        }
+        Sql::CustomerByName => {
+            "SELECT c_id FROM customer{t} WHERE c_w_id=? AND c_d_id=? AND c_last=? ORDER BY c_first"
+        }
+        Sql::PayCustomer => {
+            "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, \
+             c_credit, c_credit_lim, c_discount, c_balance FROM customer{t} WHERE c_w_id=? AND c_d_id=? AND c_id=?{lock}"
+        }
+        Sql::PayCustomerData => "SELECT c_data FROM customer{t} WHERE c_w_id=? AND c_d_id=? AND c_id=?",
+        Sql::PayCustomerUpdate => {
+            "UPDATE customer{t} SET c_balance=c_balance-?, c_ytd_payment=c_ytd_payment+?, \
+             c_payment_cnt=c_payment_cnt+1 WHERE c_w_id=? AND c_d_id=? AND c_id=?"
+        }
+        Sql::PayCustomerUpdateData => {
+            "UPDATE customer{t} SET c_balance=c_balance-?, c_ytd_payment=c_ytd_payment+?, \
+             c_payment_cnt=c_payment_cnt+1, c_data=? WHERE c_w_id=? AND c_d_id=? AND c_id=?"
+        }
+        Sql::PayHistory => {
+            "INSERT INTO history{t} (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
+             VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)"
+        }
+        Sql::OsCustomer => {
+            "SELECT c_balance, c_first, c_middle, c_last FROM customer{t} WHERE c_w_id=? AND c_d_id=? AND c_id=?"
+        }
+        Sql::OsOrder => {
+            "SELECT o_id, o_carrier_id, o_entry_d FROM orders{t} WHERE o_w_id=? AND o_d_id=? AND o_c_id=? \
+             ORDER BY o_id DESC LIMIT 1"
+        }
+        Sql::OsLines => {
+            "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line{t} \
+             WHERE ol_w_id=? AND ol_d_id=? AND ol_o_id=?"
+        }
+        Sql::DlvNewOrder => {
+            "SELECT no_o_id FROM new_orders{t} WHERE no_w_id=? AND no_d_id=? ORDER BY no_o_id LIMIT 1{lock}"
+        }
+        Sql::DlvDelete => "DELETE FROM new_orders{t} WHERE no_w_id=? AND no_d_id=? AND no_o_id=?",
+        Sql::DlvOrder => "SELECT o_c_id FROM orders{t} WHERE o_w_id=? AND o_d_id=? AND o_id=?",
+        Sql::DlvCarrier => "UPDATE orders{t} SET o_carrier_id=? WHERE o_w_id=? AND o_d_id=? AND o_id=?",
+        Sql::DlvLines => {
+            "UPDATE order_line{t} SET ol_delivery_d=CURRENT_TIMESTAMP WHERE ol_w_id=? AND ol_d_id=? AND ol_o_id=?"
+        }
+        Sql::DlvAmount => "SELECT SUM(ol_amount) FROM order_line{t} WHERE ol_w_id=? AND ol_d_id=? AND ol_o_id=?",
+        Sql::DlvCustomer => {
+            "UPDATE customer{t} SET c_balance=c_balance+?, c_delivery_cnt=c_delivery_cnt+1 \
+             WHERE c_w_id=? AND c_d_id=? AND c_id=?"
+        }
+        Sql::SlNextOrder => "SELECT d_next_o_id FROM district{t} WHERE d_w_id=? AND d_id=?",
+        Sql::SlCount => {
+            "SELECT COUNT(DISTINCT s_i_id) FROM order_line{t}, stock{t} WHERE ol_w_id=? AND ol_d_id=? \
+             AND ol_o_id<? AND ol_o_id>=? AND s_w_id=? AND s_i_id=ol_i_id AND s_quantity<?"
+        }
+        Sql::NoStock => "SELECT s_quantity, s_data, s_dist_{dd} FROM stock{t} WHERE s_i_id=? AND s_w_id=?{lock}",
+    }
+}
+
+const ALL: [Sql; 32] = [
+    Sql::NoWarehouse,
+    Sql::NoDistrict,
+    Sql::NoDistrictNext,
+    Sql::NoCustomer,
+    Sql::NoOrder,
+    Sql::NoNewOrder,
+    Sql::NoItem,
+    Sql::NoStockUpdate,
+    Sql::NoLine,
+    Sql::PayWarehouse,
+    Sql::PayWarehouseRead,
+    Sql::PayDistrict,
+    Sql::PayDistrictRead,
+    Sql::CustomerByName,
+    Sql::PayCustomer,
+    Sql::PayCustomerData,
+    Sql::PayCustomerUpdate,
+    Sql::PayCustomerUpdateData,
+    Sql::PayHistory,
+    Sql::OsCustomer,
+    Sql::OsOrder,
+    Sql::OsLines,
+    Sql::DlvNewOrder,
+    Sql::DlvDelete,
+    Sql::DlvOrder,
+    Sql::DlvCarrier,
+    Sql::DlvLines,
+    Sql::DlvAmount,
+    Sql::DlvCustomer,
+    Sql::SlNextOrder,
+    Sql::SlCount,
+    Sql::NoStock,
+];
+
+/// Every statement of table sets 1..=sets, in [`StmtId`] order.
+pub fn all(dialect: Dialect, sets: u32) -> Vec<String> {
+    let lock = if dialect == Dialect::Sqlite { "" } else { " FOR UPDATE" };
+    let mut out = Vec::with_capacity(PER_SET * sets as usize);
+    for t in 1..=sets {
+        let fill = |s: &str, dd: u32| {
+            s.replace("{t}", &t.to_string()).replace("{lock}", lock).replace("{dd}", &format!("{dd:02}"))
+        };
+        for s in ALL {
+            if s == Sql::NoStock {
+                out.extend((1..=10).map(|d| fill(text(s), d)));
+            } else {
+                out.push(fill(text(s), 0));
+            }
+        }
+    }
+    out
+}
+
+/// Statement `s` of table set `t` (1-based).
+pub fn id(s: Sql, t: u32) -> StmtId {
+    StmtId((t as usize - 1) * PER_SET + s as usize)
+}
+
+/// New-Order's stock read for district `d` (1..=10).
+pub fn stock_read(t: u32, d: u32) -> StmtId {
+    StmtId((t as usize - 1) * PER_SET + Sql::NoStock as usize + d as usize - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_match_the_list() {
+        let sqls = all(Dialect::Mysql, 2);
+        assert_eq!(sqls.len(), 2 * PER_SET);
+        assert_eq!(sqls[id(Sql::PayHistory, 2).0], text(Sql::PayHistory).replace("{t}", "2"));
+        assert!(sqls[stock_read(1, 7).0].contains("s_dist_07 FROM stock1"));
+        assert!(sqls[stock_read(2, 10).0].ends_with("s_w_id=? FOR UPDATE"));
+        assert!(all(Dialect::Sqlite, 1).iter().all(|s| !s.contains("FOR UPDATE") && !s.contains('{')));
+    }
+}

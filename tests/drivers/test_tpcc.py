@@ -1,0 +1,334 @@
+"""TPC-C on SQLite, MariaDB and PostgreSQL, checked on the database itself: the clause 4.3
+population and every consistency condition after prepare; after a run with 8 terminals on 2
+warehouses, the conditions that hold after any run, the mix, the remote rates, the 1% rollbacks
+counted apart from errors, per-type counts matching the rows the server holds, and terminals
+that never leave their home warehouse.
+
+One load per target (2 warehouses, shared by the module's tests, in order): loading is the slow
+part, ~15-35 s per target with the debug engine.
+"""
+
+import json
+import math
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import oltplab
+from oltplab.cli.main import main as cli_main
+from oltplab.exceptions import NotPreparedError
+
+TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+MIX_PCT = (45, 43, 4, 4, 4)
+# Rows a Payment of the run writes into HISTORY carry W_NAME + 4 spaces + D_NAME; the load's are
+# alphanumeric.
+RUN_HISTORY = "h_data LIKE '%    %'"
+ORDERS_AND_RUN_PAYMENTS = (
+    f"SELECT (SELECT COUNT(*) FROM orders1), (SELECT COUNT(*) FROM history1 WHERE {RUN_HISTORY})"
+)
+
+
+@dataclass
+class Target:
+    name: str
+    url: str
+    query: Callable[[str], list[list[str]]]
+
+    def ints(self, sql: str) -> list[int]:
+        return [int(float(v)) if v not in ("", "NULL", "None") else 0 for v in self.query(sql)[0]]
+
+
+# SQL run on the SQLite file in a process of its own: the engine links its own SQLite, and two
+# copies of SQLite in one process do not see each other's locks, so one's last close can
+# truncate the WAL index the other has mapped (a bus error).
+_SQLITE_SCRIPT = """
+import json, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+rows = [[str(v) for v in row] for row in conn.execute(sys.argv[2])]
+conn.commit()
+conn.close()
+print(json.dumps(rows))
+"""
+
+
+def _sqlite_query(path: Path) -> Callable[[str], list[list[str]]]:
+    def query(sql: str) -> list[list[str]]:
+        argv = [sys.executable, "-c", _SQLITE_SCRIPT, str(path), sql]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        rows: list[list[str]] = json.loads(out)
+        return rows
+
+    return query
+
+
+@pytest.fixture(scope="module", params=["sqlite", "mariadb", "postgres"])
+def target(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Target]:
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("tpcc") / "tpcc.db"
+        t = Target("sqlite", f"sqlite://{path}", _sqlite_query(path))
+    else:
+        server = request.getfixturevalue(f"{request.param}_empty_db")
+        t = Target(
+            request.param, server.url, lambda sql: server.query(sql, database=server.database)
+        )
+    oltplab.prepare("tpcc", t.url, scale=2, threads=2)
+    yield t
+    oltplab.cleanup("tpcc", t.url, scale=2)
+
+
+def test_prepare_loads_the_spec_population_and_every_condition_holds(target: Target) -> None:
+    counts = target.ints(
+        "SELECT "
+        + ", ".join(
+            f"(SELECT COUNT(*) FROM {table}1)"
+            for table in (
+                "item",
+                "stock",
+                "district",
+                "customer",
+                "history",
+                "orders",
+                "new_orders",
+                "order_line",
+            )
+        )
+    )
+    assert counts[:7] == [100_000, 200_000, 20, 60_000, 60_000, 60_000, 18_000]
+    assert 20 * 3000 * 5 < counts[7] < 20 * 3000 * 15  # 5..15 lines per order, ~10 on average
+    assert abs(counts[7] / 60_000 - 10) < 0.1
+    bad_credit, original, names = target.ints(
+        "SELECT (SELECT COUNT(*) FROM customer1 WHERE c_credit = 'BC'), "
+        "(SELECT COUNT(*) FROM stock1 WHERE s_data LIKE '%ORIGINAL%'), "
+        "(SELECT COUNT(DISTINCT c_last) FROM customer1 WHERE c_w_id = 1 AND c_d_id = 1)"
+    )
+    assert abs(bad_credit / 60_000 - 0.10) < 0.01
+    assert abs(original / 200_000 - 0.10) < 0.005
+    assert names == 1000  # the first 1000 customers of a district carry every name
+    report = oltplab.check("tpcc", target.url, scale=2)
+    assert report["passed"], report
+    assert [(c["number"], c["status"]) for c in report["conditions"]] == [
+        (n, "pass") for n in range(1, 13)
+    ]
+    # A second prepare keeps the complete load.
+    oltplab.prepare("tpcc", target.url, scale=2)
+    assert target.ints("SELECT COUNT(*) FROM orders1") == [60_000]
+
+
+def _shares(tpcc: dict[str, Any]) -> list[float]:
+    total = sum(tpcc["by_type"][t]["count"] for t in TYPES)
+    return [100 * tpcc["by_type"][t]["count"] / total for t in TYPES]
+
+
+def _within(observed: int, n: int, p: float, sigmas: float = 4.0) -> bool:
+    """`observed` successes of `n` draws are within `sigmas` standard deviations of rate `p`."""
+    return abs(observed - n * p) <= sigmas * math.sqrt(n * p * (1 - p))
+
+
+def test_a_run_keeps_the_database_consistent_and_follows_the_spec(
+    target: Target, tmp_path: Path
+) -> None:
+    before_orders, before_history = target.ints(ORDERS_AND_RUN_PAYMENTS)
+    # SQLite: 10,000 transactions; the servers under test: 30 s (a few thousand).
+    limit: dict[str, Any] = (
+        {"events": 10_000, "time": 0} if target.name == "sqlite" else {"time": 30}
+    )
+    result = oltplab.run("tpcc", target.url, out=tmp_path / "run", scale=2, threads=8, **limit)
+    assert result.manifest["complete"], result.manifest["error"]
+    summary = result.manifest["summary"]
+    tpcc = summary["tpcc"]
+    by_type = tpcc["by_type"]
+    total = sum(by_type[t]["count"] for t in TYPES)
+    assert total == summary["transactions"]
+    if target.name == "sqlite":
+        assert total == 10_000
+    for share, expected in zip(_shares(tpcc), MIX_PCT, strict=True):
+        assert abs(share - expected) <= 1.0, _shares(tpcc)
+    assert tpcc["tpmC"] == pytest.approx(
+        by_type["new_order"]["count"] / (summary["duration_s"] / 60), rel=1e-3
+    )
+    assert tpcc["efficiency"] is None  # no think times
+
+    # Rollbacks: ~1% of New-Orders, counted apart from errors (which are the retried attempts).
+    new_orders, rollbacks = by_type["new_order"]["count"], by_type["new_order"]["rollbacks"]
+    assert rollbacks > 0
+    assert _within(rollbacks, new_orders, 0.01)
+    assert summary["errors"]["total"] >= sum(by_type[t]["errors"] for t in TYPES)
+    assert all(by_type[t]["latency_ms"]["p99"] > 0 for t in TYPES)
+
+    # The server holds exactly the committed New-Orders and Payments the run counted.
+    after_orders, after_history = target.ints(ORDERS_AND_RUN_PAYMENTS)
+    assert after_orders - before_orders == new_orders - rollbacks
+    assert after_history - before_history == by_type["payment"]["count"]
+
+    # Remote rates, on the server: 1% of order lines, 15% of payments.
+    lines, remote_lines = target.ints(
+        "SELECT COUNT(*), SUM(CASE WHEN ol_supply_w_id <> ol_w_id THEN 1 ELSE 0 END) "
+        "FROM order_line1 WHERE ol_o_id > 3000"
+    )
+    assert _within(remote_lines, lines, 0.01), (remote_lines, lines)
+    payments, remote_payments = target.ints(
+        "SELECT COUNT(*), SUM(CASE WHEN h_c_w_id <> h_w_id THEN 1 ELSE 0 END) FROM history1 "
+        f"WHERE {RUN_HISTORY}"
+    )
+    assert _within(remote_payments, payments, 0.15), (remote_payments, payments)
+
+    report = oltplab.check("tpcc", target.url, scale=2)
+    failed = [c for c in report["conditions"] if c["status"] == "fail"]
+    assert not failed
+    assert report["passed"]
+    # Deliveries ran: condition 11 no longer holds, and says why.
+    assert report["conditions"][10]["status"] == "expected"
+
+
+def test_a_terminal_never_leaves_its_home_warehouse(target: Target, tmp_path: Path) -> None:
+    """One terminal lives in warehouse 1: warehouse 2 gets no order and no payment of its own,
+    only the remote work (stock of remote lines, remote customers' payments) that reaches it."""
+
+    def snapshot() -> list[int]:
+        return target.ints(
+            "SELECT (SELECT d_next_o_id FROM district1 WHERE d_w_id = 2 AND d_id = 1), "
+            f"(SELECT COUNT(*) FROM history1 WHERE h_w_id = 2 AND {RUN_HISTORY}), "
+            f"(SELECT COUNT(*) FROM history1 WHERE h_c_w_id = 2 AND h_w_id = 1 AND {RUN_HISTORY}), "
+            "(SELECT SUM(d_next_o_id) FROM district1 WHERE d_w_id = 2), "
+            "(SELECT SUM(d_next_o_id) FROM district1 WHERE d_w_id = 1)"
+        )
+
+    before = snapshot()
+    result = oltplab.run(
+        "tpcc", target.url, out=tmp_path / "one", scale=2, threads=1, events=600, time=0
+    )
+    assert result.manifest["complete"], result.manifest["error"]
+    after = snapshot()
+    assert after[0] == before[0]  # no new order in warehouse 2's first district
+    assert after[1] == before[1]  # no payment made at warehouse 2
+    assert after[3] == before[3]  # nor a new order in any of its districts
+    assert after[4] > before[4]  # warehouse 1 took the new orders
+    assert after[2] > before[2]  # and some of its payments were for warehouse 2's customers
+
+
+def test_a_half_done_load_is_refused_then_reloaded(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'half.db'}"
+    oltplab.prepare("tpcc", url, scale=1)
+    query = _sqlite_query(tmp_path / "half.db")
+    # As an interrupted prepare leaves it: no completion mark, rows missing.
+    query("UPDATE tpcc_meta SET complete = 0")
+    query("DELETE FROM order_line1 WHERE ol_d_id = 3")
+    with pytest.raises(NotPreparedError, match="incomplete"):
+        oltplab.run("tpcc", url, out=tmp_path / "r", scale=1, threads=1, events=10, time=0)
+    messages: list[str] = []
+    oltplab.prepare("tpcc", url, scale=1, on_event=lambda e: messages.append(str(e.get("text"))))
+    assert any("incomplete TPC-C load" in m for m in messages), messages
+    assert oltplab.check("tpcc", url, scale=1)["passed"]
+    assert query("SELECT complete FROM tpcc_meta") == [["1"]]
+
+
+def test_check_command_prints_each_condition_and_fails_on_a_broken_one(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(["check", "tpcc", "--db", target.url, "--scale", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "PASS  1. W_YTD = sum(D_YTD) per warehouse" in text
+    assert text.rstrip().endswith("all conditions hold")
+    # Break condition 1 in one warehouse: the check names it and exits 1.
+    target.query("UPDATE warehouse1 SET w_ytd = w_ytd + 1 WHERE w_id = 2")
+    try:
+        assert cli_main(["check", "tpcc", "--db", target.url, "--scale", "2", "--json"]) == 1
+        report = json.loads(capsys.readouterr().out)
+        first = report["conditions"][0]
+        assert (first["number"], first["status"], first["offending"]) == (1, "fail", 1)
+        assert report["conditions"][7]["status"] == "fail"  # 8: W_YTD = sum(H_AMOUNT) too
+        assert not report["passed"]
+    finally:
+        target.query("UPDATE warehouse1 SET w_ytd = w_ytd - 1 WHERE w_id = 2")
+    assert cli_main(["check", "oltp_read_write", "--db", target.url]) == 2
+
+
+@pytest.mark.parametrize("target", ["sqlite"], indirect=True)
+def test_sysbench_tpcc_command_line_runs_and_checks(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = target.url.removeprefix("sqlite://")
+    common = ["./tpcc.lua", "--db-driver=sqlite", f"--sqlite-db={path}", "--scale=2", "--threads=2"]
+    assert cli_main(["sysbench", *common, "--time=2", "--report-interval=1", "run"]) == 0
+    report = capsys.readouterr().out
+    for line in ("SQL statistics:", "transactions:", "95th percentile:", "Threads fairness:"):
+        assert line in report
+    assert "tpmC" not in report  # sysbench's report shape, nothing more
+    assert cli_main(["sysbench", *common, "check"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Check 1, table set: 1 PASSED" in lines
+    assert "Check 11, table set: 1 not applicable after deliveries" in lines
+
+
+N_EVENTS = 20
+ONLY = {t: ",".join("1" if u == t else "0" for u in TYPES) for t in TYPES}
+
+
+def _com(target: Target) -> dict[str, int]:
+    names = ("select", "insert", "update", "delete", "begin", "commit", "rollback")
+    # Plain SHOW: with a WHERE clause, reading the status would itself move Com_select.
+    status = dict(target.query("SHOW GLOBAL STATUS"))
+    return {n: int(status[f"Com_{n}"]) for n in names}
+
+
+@pytest.mark.parametrize("target", ["mariadb"], indirect=True)
+@pytest.mark.parametrize("ty", TYPES)
+def test_statements_per_type_match_the_profile_on_the_server(
+    target: Target, ty: str, tmp_path: Path
+) -> None:
+    """One terminal runs one type only (--weights): MariaDB's Com_* counters show each profile's
+    statements (clauses 2.4.2-2.8.2), and nothing else but the pre-flight check's one SELECT."""
+    before = _com(target)
+    lines_before = target.ints("SELECT COUNT(*) FROM order_line1")[0]
+    result = oltplab.run(
+        "tpcc",
+        target.url,
+        out=tmp_path / ty,
+        scale=2,
+        threads=1,
+        events=N_EVENTS,
+        time=0,
+        weights=ONLY[ty],
+    )
+    assert result.manifest["complete"], result.manifest["error"]
+    tpcc = result.manifest["summary"]["tpcc"]
+    assert tpcc["by_type"][ty]["count"] == N_EVENTS
+    after = _com(target)
+    # Reading the counters is a SHOW, which moves none of these.
+    got = {name: after[name] - before[name] for name in after}
+    # The pre-flight's SELECT from tpcc_meta and its limits query (SHOW GLOBAL VARIABLES WHERE
+    # ..., which MariaDB counts in Com_select): the general log shows nothing else.
+    n, check_select = N_EVENTS, 2
+    assert (got["begin"], got["commit"] + got["rollback"]) == (n, n)
+    if ty == "new_order":
+        rollbacks = tpcc["by_type"]["new_order"]["rollbacks"]
+        assert got["rollback"] == rollbacks  # the intended rollbacks, and no other
+        processed_lines = got["insert"] - 2 * n  # ORDER and NEW-ORDER rows, then one per line
+        committed_lines = target.ints("SELECT COUNT(*) FROM order_line1")[0] - lines_before
+        assert processed_lines >= committed_lines
+        assert got["update"] == n + processed_lines  # the district, then each line's stock
+        # warehouse, district, customer; item and stock per line; the failing item read
+        assert got["select"] == 3 * n + 2 * processed_lines + rollbacks + check_select
+        assert got["delete"] == 0
+    elif ty == "payment":
+        assert (got["insert"], got["update"], got["delete"]) == (n, 3 * n, 0)
+        # warehouse, district, customer; by name +1, bad credit's C_DATA +1
+        assert 3 * n + check_select <= got["select"] <= 5 * n + check_select
+    elif ty == "order_status":
+        assert (got["insert"], got["update"], got["delete"]) == (0, 0, 0)
+        assert 3 * n + check_select <= got["select"] <= 4 * n + check_select
+    elif ty == "delivery":
+        delivered = 10 * n - tpcc["delivery_skipped_districts"]
+        assert delivered > 0
+        assert (got["insert"], got["update"], got["delete"]) == (0, 3 * delivered, delivered)
+        assert got["select"] == 10 * n + 2 * delivered + check_select
+    else:
+        assert (got["insert"], got["update"], got["delete"]) == (0, 0, 0)
+        assert got["select"] == 2 * n + check_select
