@@ -31,7 +31,8 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
         unfinished_prepare::begin(&mut probe, workload.name(), &options_json).await?;
     }
     let load_needed = workload.prepare_begin(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
-    let units = if load_needed { units_to_prepare(spec.units.as_deref(), workload.prepare_units())? } else { Vec::new() };
+    let units =
+        if load_needed { units_to_prepare(spec.units.as_deref(), workload.prepare_units())? } else { Vec::new() };
     let workers = load.threads.min(units.len());
     let workload = std::sync::Arc::new(workload);
     let mut tasks = JoinSet::new();
@@ -149,6 +150,18 @@ fn to_progress(e: PrepareEvent) -> Progress {
     }
 }
 
+/// `oltplab check tpcc`: the consistency conditions of clause 3.3.2 on the workload's table sets.
+pub async fn check(spec: &Spec) -> Result<crate::workload::tpcc::consistency::Report> {
+    let Resolved { workload, target, .. } = spec.resolve()?;
+    let crate::workload::Workload::Tpcc(tpcc) = &workload else {
+        return Err(EngineError::config(format!("check supports tpcc only, not {}", workload.name())));
+    };
+    let mut conn = open_one(&target, &[]).await?;
+    let report = tpcc.consistency(&mut conn, target.driver_name()).await;
+    conn.close().await;
+    report
+}
+
 #[cfg(test)]
 mod tests {
     use super::units_to_prepare;
@@ -161,16 +174,4 @@ mod tests {
         assert!(err.contains("prepare unit 5 is out of range"), "{err}");
         assert!(units_to_prepare(Some(&[0]), 4).is_err());
     }
-}
-
-/// `oltplab check tpcc`: the consistency conditions of clause 3.3.2 on the workload's table sets.
-pub async fn check(spec: &Spec) -> Result<crate::workload::tpcc::consistency::Report> {
-    let Resolved { workload, target, .. } = spec.resolve()?;
-    let crate::workload::Workload::Tpcc(tpcc) = &workload else {
-        return Err(EngineError::config(format!("check supports tpcc only, not {}", workload.name())));
-    };
-    let mut conn = open_one(&target, &[]).await?;
-    let report = tpcc.consistency(&mut conn, target.driver_name()).await;
-    conn.close().await;
-    report
 }
