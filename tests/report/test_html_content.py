@@ -205,3 +205,22 @@ def test_decimation_keeps_a_one_interval_stall() -> None:
     assert 0.0 in set(kept["tps"])
     assert 2000.0 in set(kept["tps"])
     assert kept["t_s"].is_monotonic_increasing
+
+
+def test_a_flat_run_keeps_its_latency_panel_data(tmp_path: Path) -> None:
+    """A run with no warm-up, no stall and no metric files: the latency panel is the last one
+    and carries the titled x axis; its line must still be bound to the latency rows."""
+    from oltplab.report.html import build_report
+    from tests.report.synthetic_runs import Shape, write_run
+
+    flat = Shape(tps=1000.0, seconds=20, warmup_share=0.0, noise=0.0)
+    run = write_run(tmp_path / "flat", flat, label="flat", threads=4)
+    (timeline,) = [c for c in build_report([run]).charts if c.name.startswith("timeline")]
+    spec = timeline.spec()
+    latency_panel = spec["vconcat"][1]
+    names = {
+        layer.get("data", latency_panel.get("data", {})).get("name")
+        for layer in latency_panel["layer"]
+    }
+    assert names == {"latency"}, names
+    assert len(spec["datasets"]["latency"]) == 2 * 20

@@ -268,6 +268,6 @@ def _titled(layered: alt.LayerChart, x: alt.X) -> alt.LayerChart:
     """A layered panel whose line layer (the last) carries the titled x axis."""
     layers = list(layered.layer)
     layers[-1] = layers[-1].encode(x=x)
-    return cast(
-        alt.LayerChart, alt.layer(*layers).properties(width=layered.width, height=layered.height)
-    )
+    # Altair lifts data the layers share up to the layer chart: keep it there.
+    relayered = alt.layer(*layers, data=layered.data)
+    return cast(alt.LayerChart, relayered.properties(width=layered.width, height=layered.height))
