@@ -156,3 +156,13 @@ def test_sysbench_log_importer(text: str, tmp_path_factory: pytest.TempPathFacto
         return
     assert manifest["complete"] in (True, False)
     assert (Path(out) / "run.json").is_file()
+
+
+def test_a_url_given_as_the_log_path_is_not_echoed() -> None:
+    """Found by the fuzzer above: `import URL` said it could not read the URL, password and all."""
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        code = cli_main.main(["import", f"mysql://u:{SECRET}@h/db", "--out="])
+    assert code == 2
+    assert SECRET not in err.getvalue()
+    assert "mysql://u:***@h/db" in err.getvalue()

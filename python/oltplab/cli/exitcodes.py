@@ -1,5 +1,6 @@
 """Exit codes of the `oltplab` command, and how errors map to them."""
 
+from oltplab._messages import without_url_secrets
 from oltplab.exceptions import ConfigError, ConnectError, NotPreparedError
 
 OK = 0
@@ -23,5 +24,6 @@ def for_stop_reason(stop_reason: str) -> int:
 
 
 def error_line(message: str) -> str:
-    """`oltplab: error: ...` on one line, whatever the message holds."""
-    return "oltplab: error: " + " ".join(message.split())
+    """`oltplab: error: ...` on one line, whatever the message holds; a database URL it quotes
+    (a path or value that was one) is shown without its password."""
+    return "oltplab: error: " + " ".join(without_url_secrets(message).split())
