@@ -107,11 +107,11 @@ def _abort(
 ) -> None:
     """The engine raised: mark what was measured incomplete, or remove everything when the
     load never started."""
-    if sampler is not None:
+    if sampler is not None and started:
         sampler.close()
+    elif sampler is not None:
+        sampler.discard()
     if not started:
-        for name in sampler.files.values() if sampler is not None else ():
-            (writer.run_dir / name).unlink(missing_ok=True)
         writer.discard()  # nothing was measured: leave nothing behind
     elif isinstance(error, KeyboardInterrupt):
         writer.abort(stop_reason="interrupted", error=None)
@@ -153,7 +153,7 @@ def run(
         manifest = initial_manifest(workload=workload, options=effective, db_url=db_url, argv=argv)
         sampler = MetricsSampler(run_dir, metrics, db_url) if metrics else None
         if sampler is not None:
-            manifest |= {"metrics": list(metrics), "files": manifest["files"] | sampler.files}
+            manifest = sampler.recorded_in(manifest)
         writer = RunWriter.create(run_dir, manifest | dict(extra or {}), created_dir=created)
     except BaseException:
         if created:

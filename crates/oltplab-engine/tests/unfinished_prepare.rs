@@ -61,3 +61,34 @@ async fn an_unfinished_prepare_is_refused_by_run_and_redone_by_prepare() {
     run(&db).await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+async fn step(db: &str, extra: serde_json::Value) -> Result<usize, EngineError> {
+    let mut text = serde_json::to_value(json!({"workload": "oltp_read_only", "db": db,
+        "options": {"tables": 2, "table_size": 50}, "target": {"create": true}}))
+    .unwrap();
+    text.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    let (tx, _rx) = mpsc::unbounded_channel();
+    exec::prepare(&Spec::from_json(&text.to_string()).unwrap(), &Sink::new(tx), Stop::new()).await.map(|r| r.tables)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_distributed_prepare_is_marked_from_its_begin_step_to_its_end_step() {
+    let dir = std::env::temp_dir().join(format!("oltplab-steps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite://{}/x.db", dir.display());
+    let _ = std::fs::remove_file(dir.join("x.db"));
+
+    assert_eq!(step(&db, json!({"prepare_step": "begin"})).await.unwrap(), 0);
+    assert_eq!(step(&db, json!({"units": [1]})).await.unwrap(), 1);
+    // One client loaded, another has not yet (or died): the database is refused.
+    let e = run(&db).await.unwrap_err();
+    assert!(matches!(&e, EngineError::NotPrepared(m) if m.contains("did not finish")), "{e}");
+    assert_eq!(step(&db, json!({"units": [2]})).await.unwrap(), 1);
+    assert!(run(&db).await.is_err(), "still marked until the end step");
+    step(&db, json!({"prepare_step": "end"})).await.unwrap();
+    run(&db).await.unwrap();
+    // A begin over finished tables is refused, as a whole prepare is.
+    let e = step(&db, json!({"prepare_step": "begin"})).await.unwrap_err().to_string();
+    assert!(e.contains("already exist"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

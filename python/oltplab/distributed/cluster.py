@@ -3,6 +3,7 @@ looks like. The only module that imports Ray (lazily: Ray is an optional extra).
 """
 
 import contextlib
+import importlib.util
 import logging
 import socket
 from dataclasses import dataclass
@@ -24,15 +25,28 @@ def require_ray() -> Any:
     return ray
 
 
+def ray_installed() -> bool:
+    """Whether Ray can be imported, without importing it (a second's work)."""
+    return importlib.util.find_spec("ray") is not None
+
+
+def is_address(address: str) -> bool:
+    """`auto`, a ray:// URL or HOST:PORT."""
+    if address == "auto" or "://" in address:
+        return True
+    host, _, port = address.rpartition(":")
+    return bool(host) and port.isdigit()
+
+
 def check_reachable(address: str, timeout_s: float = 5.0) -> None:
     """A HOST:PORT that does not answer fails here, at once: Ray itself retries for minutes."""
-    if address == "auto" or "://" in address:
-        return
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
+    if not is_address(address):
         raise ConfigError(
             f"--ray={address} is not HOST:PORT or auto; give e.g. --ray=10.0.0.1:6379"
         )
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
     try:
         socket.create_connection((host, int(port)), timeout=timeout_s).close()
     except OSError as e:

@@ -4,10 +4,12 @@ client's own under clients/<i>/). Nothing here prints; progress goes to `on_even
 """
 
 import contextlib
+import math
 import signal
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
@@ -24,6 +26,7 @@ from oltplab.distributed.clients import CLIENTS_DIR, Client, Losses, client_writ
 from oltplab.distributed.merge import Totals, merge_interval
 from oltplab.distributed.result import START_LATE_LIMIT_S, merged_result, rolled_up_flags
 from oltplab.distributed.shares import Share, split_load, with_fixed_seed
+from oltplab.metrics import MetricsSampler
 from oltplab.exceptions import (
     ConfigError,
     ConnectError,
@@ -36,6 +39,9 @@ from oltplab.rundir.manifest import initial_manifest, iso_utc
 from oltplab.runner import RunResult
 
 POLL_S = 0.2
+# How long after an interval boundary the driver drains: the clients' interval events have
+# left their engines by then (the clocks agree to well under this on a LAN).
+BOUNDARY_LAG_S = 0.02
 # An actor that does not answer a drain for this long is lost (a busy engine still answers:
 # its threads are the engine's, not the actor's).
 UNRESPONSIVE_S = 15.0
@@ -70,8 +76,16 @@ def _share_options(options: Mapping[str, Any], share: Share) -> dict[str, Any]:
 class _Run:
     """The state of one distributed run while it goes."""
 
-    def __init__(self, writer: RunWriter, clients: list[Client], options: Mapping[str, Any]):
+    def __init__(
+        self,
+        writer: RunWriter,
+        clients: list[Client],
+        options: Mapping[str, Any],
+        sampler: MetricsSampler | None,
+    ):
         self.writer = writer
+        self.sampler = sampler
+        self.interval_s = float(options.get("report_interval") or 1.0)
         self.clients = clients
         self.aligner = IntervalAligner(len(clients))
         self.totals = Totals(percentiles.first(options.get("percentile")))
@@ -134,6 +148,8 @@ class _Run:
 
     def _deliver(self, event: Json, on_event: EventHandler | None) -> None:
         self.writer.on_event(event)
+        if self.sampler is not None:
+            self.sampler.on_event(event)
         if on_event is not None:
             on_event(event)
 
@@ -185,12 +201,22 @@ def _drive(run: _Run, ray: Any, on_event: EventHandler | None) -> bool:
                     for c in run.live():
                         c.actor.stop.remote()  # stops at its next interval, keeps its result
                 _poll(run, ray, on_event)
-                time.sleep(POLL_S)
+                time.sleep(next_poll_s(time.time(), run.run_start, run.interval_s))
         except KeyboardInterrupt:  # the second Ctrl-C: stop waiting for the clients
             for c in run.live():
                 run.lose(c, KeyboardInterrupt("abandoned after a second Ctrl-C"), ray)
     run.emit(on_event)
     return ctrl_c.count > 0
+
+
+def next_poll_s(now: float, run_start: float, interval_s: float) -> float:
+    """Seconds to the next drain: every POLL_S, and also just after each interval boundary
+    (T0 + k*interval on the driver's clock), so that a merged interval, and the metrics sample
+    it triggers, follow the boundary by a few milliseconds rather than up to POLL_S."""
+    since = now - run_start
+    k = math.floor(since / interval_s) + 1 if since >= 0 else 0
+    to_boundary = run_start + k * interval_s + BOUNDARY_LAG_S - now
+    return max(0.001, min(POLL_S, to_boundary))
 
 
 def _prepare_clients(
@@ -241,8 +267,13 @@ def run(
     argv: Sequence[str] | None = None,
     results_root: Path = DEFAULT_RESULTS_ROOT,
     on_event: EventHandler | None = None,
+    metrics: Sequence[str] = (),
+    extra: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Runs `workload` on `clients` engine actors and writes one merged run directory."""
+    """Runs `workload` on `clients` engine actors and writes one merged run directory.
+
+    `metrics` and `extra` as in `oltplab.run`: system.csv (the driver's host) and server.csv
+    sampled by the driver on the merged interval grid; fields added to run.json (a lab's)."""
     db_url = check_target(db)
     effective = with_fixed_seed(load_catalog().resolve(workload, options))
     if any(str(effective.get(p) or "") for p in _PLANS):
@@ -269,6 +300,7 @@ def run(
             argv,
             on_event,
             ray_address,
+            _Extras(tuple(metrics), dict(extra or {})),
         )
     except BaseException:
         if created and not (run_dir / "run.json").exists():
@@ -290,32 +322,50 @@ def _run_placed(
     argv: Sequence[str] | None,
     on_event: EventHandler | None,
     address: str,
+    extras: "_Extras",
 ) -> RunResult:
     clients = _prepare_clients(ray, run_dir, shares, workload, effective, db_url, placed)
+    sampler = MetricsSampler(run_dir, extras.metrics, db_url) if extras.metrics else None
     margin_s = start_margin_s(clients)
     start_at = time.time() + margin_s
     manifest = initial_manifest(workload=workload, options=effective, db_url=db_url, argv=argv)
     manifest["distributed"] = distributed_plan(address, clients, start_at, margin_s)
-    writer = RunWriter.create(run_dir, manifest, created_dir=created)
-    state = _Run(writer, clients, effective)
+    if sampler is not None:
+        manifest = sampler.recorded_in(manifest)
+    writer = RunWriter.create(run_dir, manifest | extras.fields, created_dir=created)
+    state = _Run(writer, clients, effective, sampler)
     state.run_start = start_at
+    if sampler is not None:
+        sampler.start()  # its baseline, before the load as in a local run
     for c in clients:
         c.start_at = start_at + c.clock.offset_s  # the same instant, on the client's clock
         spec = engine.build_spec(workload, db_url, _share_options(effective, c.share))
         c.actor.start.remote(spec | {"start_at": c.start_at} | arrival_phase(effective, c.share))
-    interrupted = _drive(state, ray, on_event)
+    try:
+        interrupted = _drive(state, ray, on_event)
+    finally:
+        if sampler is not None:
+            sampler.close()  # its rows are on disk before run.json says complete
     if all(c.started is None and c.error is not None for c in clients):
         # Every engine refused the run before it started (no tables, a bad option): as a
         # local run, leave nothing behind and raise the engine's own error.
         for c in clients:
             c.writer.discard()
         remove_empty_dir(run_dir / CLIENTS_DIR)
+        if sampler is not None:
+            sampler.discard()
         writer.discard()
         raise refused(clients[0])
     for c in clients:
         if c.lost is None:
             c.clock_end = _clock_of(ray, c.actor, samples=5)
     return _finish(state, effective, interrupted)
+
+
+@dataclass(frozen=True)
+class _Extras:
+    metrics: tuple[str, ...]
+    fields: Json  # added to run.json
 
 
 _ENGINE_ERRORS: dict[str, type[OltpLabError]] = {

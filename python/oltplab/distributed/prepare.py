@@ -11,6 +11,18 @@ from oltplab.catalog import load_catalog
 from oltplab.distributed import cluster
 from oltplab.distributed.driver import check_target
 from oltplab.distributed.shares import split_count, split_units
+from oltplab.exceptions import OltpLabError
+
+
+def _engine_get(ray: Any, refs: Any) -> Any:
+    """ray.get, with an engine's own error (tables already there, a refused connection)
+    raised as itself: one line, not Ray's wrapped traceback."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as e:
+        if isinstance(e.cause, OltpLabError):
+            raise e.cause from None
+        raise
 
 
 def prepare(
@@ -31,15 +43,21 @@ def prepare(
     threads = split_count(max(int(effective.get("threads", 1)), len(dealt)), len(dealt))
     placed = cluster.place(ray, len(dealt))
     began = time.monotonic()
+
+    def spec(n: int) -> Json:
+        return engine.build_spec(workload, db_url, dict(options) | {"threads": n}, create=True)
+
+    first = placed.actors[0]
     try:
+        # The unfinished-prepare marker is set before any client loads and dropped only once
+        # every client has: a prepare cut short anywhere is refused by `run`, as a local one.
+        _engine_get(ray, first.prepare.remote(spec(1) | {"prepare_step": "begin"}))
         refs = [
-            actor.prepare.remote(
-                engine.build_spec(workload, db_url, dict(options) | {"threads": n}, create=True)
-                | {"units": mine}
-            )
+            actor.prepare.remote(spec(n) | {"units": mine})
             for actor, mine, n in zip(placed.actors, dealt, threads, strict=True)
         ]
-        results: list[Json] = ray.get(refs)
+        results: list[Json] = _engine_get(ray, refs)
+        _engine_get(ray, first.prepare.remote(spec(1) | {"prepare_step": "end"}))
     finally:
         cluster.release(ray, placed)
     if on_event is not None:

@@ -84,6 +84,8 @@ class LabSpec:
     client_cpus: str | None
     servers: tuple[ServerSpec, ...]
     workloads: tuple[WorkloadSpec, ...]
+    client_ray: str | None = None  # [client] ray: every cell distributed over a Ray cluster
+    client_clients: int | None = None  # [client] clients: its engine actors (None: one per node)
 
     def server(self, name: str) -> ServerSpec:
         return next(s for s in self.servers if s.name == name)
@@ -104,6 +106,8 @@ class LabSpec:
             "report_interval_s": self.report_interval_s,
             "metrics": list(self.metrics),
             "client_cpus": self.client_cpus,
+            "client_ray": self.client_ray,
+            "client_clients": self.client_clients,
             "servers": [_server_json(s) for s in self.servers],
             "workloads": [
                 {
@@ -131,6 +135,8 @@ class LabSpec:
             report_interval_s=doc["report_interval_s"],
             metrics=tuple(doc["metrics"]),
             client_cpus=doc["client_cpus"],
+            client_ray=doc.get("client_ray"),  # absent in labs from before Ray
+            client_clients=doc.get("client_clients"),
             servers=tuple(ServerSpec(**s) for s in doc["servers"]),
             workloads=tuple(
                 WorkloadSpec(

@@ -168,6 +168,19 @@ def execute_cell(ctx: LabContext, cell: CellRecord, url: str) -> runner.RunResul
         "host_busy": HostBusy(busy_pct=busy, cores=os.cpu_count() or 1),
     }
     try:
+        if spec.client_ray is not None:  # [client] ray: the cell's load from the Ray cluster
+            from oltplab import distributed
+
+            return distributed.run(
+                w.name,
+                url,
+                run_options(ctx, w, cell),
+                ray_address=spec.client_ray,
+                clients=spec.client_clients,
+                out=run_dir,
+                metrics=spec.metrics,
+                extra=extra,
+            )
         return runner.run(
             w.name, url, run_options(ctx, w, cell), out=run_dir, metrics=spec.metrics, extra=extra
         )

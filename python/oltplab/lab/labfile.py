@@ -10,6 +10,7 @@ from typing import Any, TypeVar, cast, get_args
 from oltplab.catalog import Catalog, load_catalog
 from oltplab.documents.lab import LabSpec, Order, Restore, ServerSpec, WorkloadSpec
 from oltplab.exceptions import ConfigError
+from oltplab.lab.ray_client import CLIENT_KEYS, read_client_ray
 from oltplab.lab.tomlwhere import Path_, line_of
 from oltplab.metrics import METRIC_KINDS
 from oltplab.servers import SERVER_CLASSES
@@ -160,7 +161,7 @@ _LAB = {
         "metrics",
     )
 }
-_CLIENT = {"cpus": "CPU list"}
+_CLIENT = {"cpus": "CPU list", **CLIENT_KEYS}
 _SERVER = {k: k for k in ("engine", "url", "cpus", "max_connections", "settings", "configs")}
 _WORKLOAD = {k: k for k in ("name", "label", "threads", "rate", "options")}
 
@@ -219,6 +220,7 @@ def read_lab_text(
     )
     servers = _servers(r, doc)
     workloads = _workloads(r, doc)
+    client_ray, client_clients = read_client_ray(r, client, servers, workloads)
     return LabSpec(
         name=name,
         time_s=r.get(lab, ("lab",), "time", _number(0, True), "seconds > 0", 60.0),
@@ -255,6 +257,8 @@ def read_lab_text(
         client_cpus=_cpus(r, client, ("client",)),
         servers=servers,
         workloads=workloads,
+        client_ray=client_ray,
+        client_clients=client_clients,
     )
 
 

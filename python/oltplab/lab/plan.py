@@ -99,6 +99,8 @@ _SAME_LAB_KEYS = (
     "report_interval_s",
     "metrics",
     "client_cpus",
+    "client_ray",
+    "client_clients",
 )
 
 

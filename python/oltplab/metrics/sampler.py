@@ -64,6 +64,16 @@ class MetricsSampler:
         names = {"system": SYSTEM_METRICS_FILE, "server": SERVER_METRICS_FILE}
         return {kind: names[kind] for kind in self.kinds}
 
+    def recorded_in(self, manifest: Json) -> Json:
+        """run.json's fields that name what this sampler writes (`manifest` updated)."""
+        return manifest | {"metrics": list(self.kinds), "files": manifest["files"] | self.files}
+
+    def discard(self) -> None:
+        """Closes and removes the files (the load never started: nothing was measured)."""
+        self.close()
+        for name in self.files.values():
+            (self._run_dir / name).unlink(missing_ok=True)
+
     def start(self) -> None:
         """Opens the files and takes the baseline samples (call just before the run)."""
         self._system_prev = system.snapshot()

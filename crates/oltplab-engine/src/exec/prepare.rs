@@ -7,7 +7,7 @@ use tokio::task::JoinSet;
 
 use super::connect::open_one;
 use super::progress::{Progress, Sink};
-use super::spec::{Resolved, Spec};
+use super::spec::{PrepareStep, Resolved, Spec};
 use super::stop::Stop;
 use crate::driver::Conn;
 use crate::error::{EngineError, Result};
@@ -21,14 +21,31 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     let started = Instant::now();
     let mut probe = open_one(&target, &[]).await?;
     let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
-    // A distributed client loads only its share, beside others: the unfinished-prepare marker
-    // guards whole prepares only (one client cannot tell another's tables from leftovers).
     // TPC-C keeps its own record of a finished load (tpcc_meta), and keeps a finished one.
-    let marker = spec.units.is_none() && !matches!(workload, Workload::Tpcc(_));
+    let marked = !matches!(workload, Workload::Tpcc(_));
+    if let Some(step) = spec.prepare_step {
+        // A distributed prepare's marker, set before any client loads and dropped after all did.
+        if marked {
+            match step {
+                PrepareStep::Begin => begin_marker(&mut probe, &workload, &options, sink).await?,
+                PrepareStep::End => unfinished_prepare::end(&mut probe).await?,
+            }
+        }
+        probe.close().await;
+        return Ok(PrepareResult {
+            workload: workload.name().to_string(),
+            options,
+            driver: target.driver_name().to_string(),
+            server_version,
+            tables: 0,
+            duration_s: started.elapsed().as_secs_f64(),
+        });
+    }
+    // A distributed client loads only its share, beside others: the marker is the driver's
+    // (prepare_step), as one client cannot tell another's tables from leftovers.
+    let marker = spec.units.is_none() && marked;
     if marker {
-        undo_unfinished_or_refuse_existing(&mut probe, &workload, sink).await?;
-        let options_json = serde_json::to_string(&options).map_err(|e| EngineError::Internal(e.to_string()))?;
-        unfinished_prepare::begin(&mut probe, workload.name(), &options_json).await?;
+        begin_marker(&mut probe, &workload, &options, sink).await?;
     }
     let load_needed = workload.prepare_begin(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
     let units =
@@ -81,6 +98,13 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
         tables: units.len(),
         duration_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Undoes an unfinished prepare (or refuses finished tables), then marks this one as started.
+async fn begin_marker(conn: &mut Conn, workload: &Workload, options: &Options, sink: &Sink) -> Result<()> {
+    undo_unfinished_or_refuse_existing(conn, workload, sink).await?;
+    let options_json = serde_json::to_string(options).map_err(|e| EngineError::Internal(e.to_string()))?;
+    unfinished_prepare::begin(conn, workload.name(), &options_json).await
 }
 
 /// Before loading: an unfinished prepare's tables are dropped (it loaded an unknown share of

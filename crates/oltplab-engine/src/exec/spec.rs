@@ -29,6 +29,19 @@ pub struct Spec {
     /// Distributed prepare: the prepare units (tables, 1-based) this client builds; all when absent.
     #[serde(default)]
     pub units: Option<Vec<usize>>,
+    /// Distributed prepare, guarded as a whole by the unfinished-prepare marker: one client runs
+    /// `begin` (undo an unfinished prepare or refuse existing tables, then set the marker), every
+    /// client loads its `units`, and one client runs `end` (drop the marker) once all of them loaded.
+    #[serde(default)]
+    pub prepare_step: Option<PrepareStep>,
+}
+
+/// A distributed prepare's marker steps (see `Spec::prepare_step`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrepareStep {
+    Begin,
+    End,
 }
 
 /// How the load is shaped: sysbench's general options.

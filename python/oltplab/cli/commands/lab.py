@@ -38,6 +38,9 @@ def _run(args: list[str]) -> int:
         print(
             f"lab {spec.name}: {len(cells)} cells, {measured_s / 60:.1f} min measured, into {out}"
         )
+        if spec.client_ray is not None:
+            clients = spec.client_clients or "one per node"
+            print(f"  each cell distributed on Ray ({spec.client_ray}): clients = {clients}")
         for n, cell in enumerate(cells, start=1):
             print(f"  {n:4d}  {cell.id}")
         return exitcodes.OK

@@ -10,7 +10,6 @@ from oltplab.cli.display import PrepareDisplay, RunDisplay
 from oltplab.cli.parser import VerbArgs, parse_verb
 from oltplab.cli.progress import StatusLine
 from oltplab.defaultdb import DefaultDb
-from oltplab.exceptions import ConfigError
 from oltplab.metrics import parse_metrics
 
 
@@ -26,7 +25,9 @@ def _with_distributed_seed(parsed: VerbArgs) -> VerbArgs:
     return dataclasses.replace(parsed, options=with_fixed_seed(parsed.options))
 
 
-def _distributed(parsed: VerbArgs, args: list[str], display: RunDisplay) -> runner.RunResult:
+def _distributed(
+    parsed: VerbArgs, args: list[str], display: RunDisplay, metrics: tuple[str, ...]
+) -> runner.RunResult:
     from oltplab.distributed import cluster
 
     cluster.require_ray()  # before any work: one line saying how to install it
@@ -42,6 +43,7 @@ def _distributed(parsed: VerbArgs, args: list[str], display: RunDisplay) -> runn
         out=parsed.out,
         argv=["oltplab", "run", *args],
         on_event=display.on_event,
+        metrics=metrics,
     )
 
 
@@ -50,11 +52,8 @@ def main(args: list[str]) -> int:
     parsed = parse_verb("run", args, catalog)
     if parsed is None:
         return exitcodes.OK
+    metrics = parse_metrics(parsed.metrics)
     if parsed.ray is not None:
-        if parsed.metrics:
-            raise ConfigError(
-                "--metrics is not collected in distributed runs (--ray); leave it out"
-            )
         parsed = _with_distributed_seed(parsed)
     status = StatusLine(sys.stderr)
     display = RunDisplay(sys.stdout, status, catalog.resolve(parsed.workload, parsed.options))
@@ -66,7 +65,7 @@ def main(args: list[str]) -> int:
     )
     try:
         if parsed.ray is not None:
-            result = _distributed(parsed, args, display)
+            result = _distributed(parsed, args, display, metrics)
         else:
             result = runner.run(
                 parsed.workload,
@@ -75,7 +74,7 @@ def main(args: list[str]) -> int:
                 out=parsed.out,
                 argv=["oltplab", "run", *args],
                 hooks=hooks,
-                metrics=parse_metrics(parsed.metrics),
+                metrics=metrics,
             )
     finally:
         status.clear()
