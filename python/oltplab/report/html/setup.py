@@ -25,7 +25,14 @@ RUN_OPTIONS = {
 
 
 def setup_section(data: ReportData) -> str:
-    parts = [_labs(data), _configs_table(data), _workloads(data), _host(data), _commands(data)]
+    parts = [
+        _labs(data),
+        _configs_table(data),
+        _workloads(data),
+        _host(data),
+        _distributed(data),
+        _commands(data),
+    ]
     return "".join(parts)
 
 
@@ -114,6 +121,25 @@ def _plain(value: Any) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return str(value)
+
+
+def _distributed(data: ReportData) -> str:
+    """Runs whose load came from several client machines (--ray): how many, and where."""
+    lines = []
+    for r in data.runs:
+        spread = r.analysis.run.manifest.get("distributed")
+        if not spread:
+            continue
+        clients = spread.get("clients") or []
+        hosts = sorted({str(c.get("hostname")) for c in clients})
+        lost = len(spread.get("losses") or [])
+        lines.append(
+            f"{r.name}: {len(clients)} clients on Ray ({', '.join(hosts)})"
+            + (f", {lost} lost" if lost else "")
+        )
+    if not lines:
+        return ""
+    return "<p><b>Distributed load</b>: " + html.escape("; ".join(lines)) + "</p>"
 
 
 def _host(data: ReportData) -> str:
