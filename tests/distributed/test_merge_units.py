@@ -134,3 +134,17 @@ def test_an_address_nobody_answers_fails_at_once() -> None:
     with pytest.raises(ConfigError, match="not HOST:PORT"):
         check_reachable("nonsense")
     check_reachable("auto")  # Ray finds this node's cluster itself
+
+
+def test_the_driver_drains_just_after_each_interval_boundary() -> None:
+    from oltplab.distributed.driver import BOUNDARY_LAG_S, POLL_S, next_poll_s
+
+    start = 1000.0
+    # Before the start: at most POLL_S, and the drain just after T0 is not skipped.
+    assert next_poll_s(start - 5, start, 1.0) == POLL_S
+    assert next_poll_s(start - 0.05, start, 1.0) == pytest.approx(0.05 + BOUNDARY_LAG_S)
+    # Mid-interval: POLL_S; near a boundary: the boundary plus the lag.
+    assert next_poll_s(start + 0.3, start, 1.0) == POLL_S
+    assert next_poll_s(start + 1.9, start, 1.0) == pytest.approx(0.1 + BOUNDARY_LAG_S)
+    # Just after a boundary's drain: the next boundary, not the same one again.
+    assert next_poll_s(start + 2 + BOUNDARY_LAG_S, start, 0.1) == pytest.approx(0.1)

@@ -78,7 +78,7 @@ async fn a_distributed_prepare_is_marked_from_its_begin_step_to_its_end_step() {
     let db = format!("sqlite://{}/x.db", dir.display());
     let _ = std::fs::remove_file(dir.join("x.db"));
 
-    assert_eq!(step(&db, json!({"prepare_step": "begin"})).await.unwrap(), 0);
+    assert_eq!(step(&db, json!({"prepare_step": "begin"})).await.unwrap(), 2, "units to load");
     assert_eq!(step(&db, json!({"units": [1]})).await.unwrap(), 1);
     // One client loaded, another has not yet (or died): the database is refused.
     let e = run(&db).await.unwrap_err();

@@ -24,11 +24,25 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     // TPC-C keeps its own record of a finished load (tpcc_meta), and keeps a finished one.
     let marked = !matches!(workload, Workload::Tpcc(_));
     if let Some(step) = spec.prepare_step {
-        // A distributed prepare's marker, set before any client loads and dropped after all did.
-        if marked {
-            match step {
-                PrepareStep::Begin => begin_marker(&mut probe, &workload, &options, sink).await?,
-                PrepareStep::End => unfinished_prepare::end(&mut probe).await?,
+        // A distributed prepare's first and last steps, run by one client before any client
+        // loads its units and after all did: the marker, and TPC-C's schema and indexes. `begin`
+        // answers in `tables` how many units need loading (0: TPC-C's load is already there).
+        let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
+        let mut tables = 0;
+        match step {
+            PrepareStep::Begin => {
+                if marked {
+                    begin_marker(&mut probe, &workload, &options, sink).await?;
+                }
+                if workload.prepare_begin(&mut probe, &mut progress).await? {
+                    tables = workload.prepare_units();
+                }
+            }
+            PrepareStep::End => {
+                workload.prepare_end(&mut probe, &mut progress).await?;
+                if marked {
+                    unfinished_prepare::end(&mut probe).await?;
+                }
             }
         }
         probe.close().await;
@@ -37,17 +51,19 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
             options,
             driver: target.driver_name().to_string(),
             server_version,
-            tables: 0,
+            tables,
             duration_s: started.elapsed().as_secs_f64(),
         });
     }
-    // A distributed client loads only its share, beside others: the marker is the driver's
-    // (prepare_step), as one client cannot tell another's tables from leftovers.
-    let marker = spec.units.is_none() && marked;
-    if marker {
+    // A distributed client loads only its share, beside others: the marker and TPC-C's schema
+    // are the driver's steps (prepare_step), as one client cannot tell another's tables from
+    // leftovers.
+    let whole = spec.units.is_none();
+    if whole && marked {
         begin_marker(&mut probe, &workload, &options, sink).await?;
     }
-    let load_needed = workload.prepare_begin(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
+    let load_needed =
+        !whole || workload.prepare_begin(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
     let units =
         if load_needed { units_to_prepare(spec.units.as_deref(), workload.prepare_units())? } else { Vec::new() };
     let workers = load.threads.min(units.len());
@@ -83,10 +99,10 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
             }
         }
     }
-    if load_needed {
+    if load_needed && whole {
         workload.prepare_end(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
     }
-    if marker {
+    if whole && marked {
         unfinished_prepare::end(&mut probe).await?;
     }
     probe.close().await;

@@ -13,7 +13,7 @@ use super::progress::{Phase, Progress, Sink};
 use super::reporter::Reporter;
 use super::schedule::Schedule;
 use super::segments::Latencies;
-use super::spec::{LoadShape, Resolved, Spec};
+use super::spec::{LoadShape, Resolved, Spec, WorkerNumbers};
 use super::steps::{Step, Timeline};
 use super::stop::Stop;
 use super::ticks::Ticks;
@@ -63,7 +63,9 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         deadline,
         schedule: open_loop.then(|| {
             let origin = start + Duration::from_secs_f64(spec.arrival_phase_s.unwrap_or(0.0).max(0.0));
-            Mutex::new(arrivals(&load, steps, timeline.as_ref(), origin, deadline))
+            // Clients sharing one seed (TPC-C's run-wide constants) draw distinct arrivals.
+            let stream = spec.workers.map_or(0, |w| (1 << 40) + w.first as u64);
+            Mutex::new(arrivals(&load, steps, timeline.as_ref(), origin, deadline, stream))
         }),
         timeline: timeline.clone(),
         max_events: load.events,
@@ -79,9 +81,11 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     sink.send(Progress::Started { threads: load.threads, connect_s, started_at, planned_s });
 
     let mut workers = JoinSet::new();
-    for (id, conn) in conns.into_iter().enumerate() {
+    let numbers = spec.workers.unwrap_or(WorkerNumbers { first: 0, all: load.threads });
+    for (local, conn) in conns.into_iter().enumerate() {
+        let id = numbers.first + local;
         let rng = Rng::for_stream(load.rand_seed, id as u64 + 1);
-        let info = WorkerInfo { id, count: load.threads };
+        let info = WorkerInfo { id, count: numbers.all.max(load.threads) };
         workers.spawn(run_worker(Arc::clone(&shared), conn, rng, info));
     }
 
@@ -187,8 +191,9 @@ fn arrivals(
     timeline: Option<&Timeline>,
     start: Instant,
     deadline: Option<Instant>,
+    stream: u64,
 ) -> Schedule {
-    let rng = Rng::for_stream(load.rand_seed, 0);
+    let rng = Rng::for_stream(load.rand_seed, stream);
     let first_rate = steps.first().map_or(load.rate_per_s, |s| s.rate_per_s);
     let changes: Vec<_> =
         timeline.into_iter().flat_map(Timeline::boundaries).zip(steps.iter().skip(1).map(|s| s.rate_per_s)).collect();

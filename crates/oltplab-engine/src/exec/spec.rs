@@ -34,6 +34,19 @@ pub struct Spec {
     /// client loads its `units`, and one client runs `end` (drop the marker) once all of them loaded.
     #[serde(default)]
     pub prepare_step: Option<PrepareStep>,
+    /// Distributed run: this client's threads are numbered from `first` among `all` threads of
+    /// every client, so that what depends on the thread number (TPC-C's home warehouses,
+    /// bulk_insert's tables, sysbench's per-thread key slices) is dealt as by one process.
+    #[serde(default)]
+    pub workers: Option<WorkerNumbers>,
+}
+
+/// See `Spec::workers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerNumbers {
+    pub first: usize,
+    pub all: usize,
 }
 
 /// A distributed prepare's marker steps (see `Spec::prepare_step`).
