@@ -23,6 +23,17 @@ NODE_ARGS: dict[str, Any] = {
 RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
+def oltplab(*args: str, timeout_s: float = 180) -> subprocess.CompletedProcess[str]:
+    """`oltplab ARGS` with the cluster's environment, without --ray (a lab, show, check...)."""
+    return subprocess.run(
+        [sys.executable, "-m", "oltplab", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env=os.environ | RAY_ENV,
+    )
+
+
 class RayCluster:
     def __init__(self) -> None:
         from ray.cluster_utils import Cluster

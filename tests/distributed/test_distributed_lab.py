@@ -5,10 +5,8 @@ MariaDB: a distributed prepare guarded by the unfinished-prepare marker; a lab w
 """
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,22 +15,12 @@ import pandas as pd
 import pytest
 
 from oltplab.servers import MariaDBServer
-from tests.distributed.conftest import RAY_ENV, RayCluster
+from tests.distributed.conftest import RayCluster, oltplab
 from tests.test_schema import validate
 
 TABLES, TABLE_SIZE = 2, 300
 DATA = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
 MARKER = "oltplab_unfinished_prepare"
-
-
-def oltplab(*args: str, timeout_s: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "oltplab", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        env=os.environ | RAY_ENV,
-    )
 
 
 def read_json(path: Path) -> Any:

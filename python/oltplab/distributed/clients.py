@@ -67,6 +67,7 @@ class Client:
             "hostname": self.facts.get("hostname"),
             "address": self.facts.get("address"),
             "threads": self.share.threads,
+            "first_thread": self.share.first_thread,
             "rate_per_s": self.share.rate_per_s,
             "events": self.share.events,
             "rand_seed": self.share.rand_seed,

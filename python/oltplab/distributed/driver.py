@@ -25,7 +25,12 @@ from oltplab.distributed.align import IntervalAligner
 from oltplab.distributed.clients import CLIENTS_DIR, Client, Losses, client_writer
 from oltplab.distributed.merge import Totals, merge_interval
 from oltplab.distributed.result import START_LATE_LIMIT_S, merged_result, rolled_up_flags
-from oltplab.distributed.shares import Share, split_load, with_fixed_seed
+from oltplab.distributed.shares import (
+    SHARED_SEED_WORKLOADS,
+    Share,
+    split_load,
+    with_fixed_seed,
+)
 from oltplab.metrics import MetricsSampler
 from oltplab.exceptions import (
     ConfigError,
@@ -290,7 +295,8 @@ def run(
     base_seed = int(effective["rand_seed"])
     ray = cluster.connect(ray_address)
     clients = clients or cluster.node_count(ray)
-    shares = split_load(effective, clients, base_seed)
+    shared_seed = workload in SHARED_SEED_WORKLOADS
+    shares = split_load(effective, clients, base_seed, shared_seed=shared_seed)
     if out is None:
         run_dir, created = create_default_run_dir(results_root, workload, datetime.now()), True
     else:
@@ -347,7 +353,9 @@ def _run_placed(
     for c in clients:
         c.start_at = start_at + c.clock.offset_s  # the same instant, on the client's clock
         spec = engine.build_spec(workload, db_url, _share_options(effective, c.share))
-        c.actor.start.remote(spec | {"start_at": c.start_at} | arrival_phase(effective, c.share))
+        numbers = {"first": c.share.first_thread, "all": sum(s.threads for s in shares)}
+        timing = {"start_at": c.start_at, "workers": numbers}
+        c.actor.start.remote(spec | timing | arrival_phase(effective, c.share))
     try:
         interrupted = _drive(state, ray, on_event)
     finally:

@@ -1,5 +1,6 @@
-"""A distributed prepare: the tables are dealt over the clients (client i builds tables
-i+1, i+1+N, ...), each client loads its share with its share of --threads, in parallel."""
+"""A distributed prepare: the units (tables; TPC-C: each table set's items and warehouses) are
+dealt over the clients (client i builds units i+1, i+1+N, ...), each client loads its share with
+its share of --threads, in parallel, between one client's begin and end steps."""
 
 import time
 from collections.abc import Mapping
@@ -38,10 +39,7 @@ def prepare(
     db_url = check_target(db)
     effective = load_catalog().resolve(workload, options)
     ray = cluster.connect(ray_address)
-    units = int(effective.get("tables", 1) or 1)
-    dealt = [u for u in split_units(units, clients or cluster.node_count(ray)) if u]
-    threads = split_count(max(int(effective.get("threads", 1)), len(dealt)), len(dealt))
-    placed = cluster.place(ray, len(dealt))
+    placed = cluster.place(ray, clients or cluster.node_count(ray))
     began = time.monotonic()
 
     def spec(n: int) -> Json:
@@ -49,21 +47,30 @@ def prepare(
 
     first = placed.actors[0]
     try:
-        # The unfinished-prepare marker is set before any client loads and dropped only once
-        # every client has: a prepare cut short anywhere is refused by `run`, as a local one.
-        _engine_get(ray, first.prepare.remote(spec(1) | {"prepare_step": "begin"}))
+        # One client begins (the unfinished-prepare marker; TPC-C's schema) and says how many
+        # units (tables; TPC-C: item tables and warehouses) need loading; every client loads
+        # its share; one client ends (TPC-C's indexes; the marker dropped) once all loaded. A
+        # prepare cut short anywhere is refused by `run`, as a local one.
+        begun: Json = _engine_get(ray, first.prepare.remote(spec(1) | {"prepare_step": "begin"}))
+        units = int(begun["tables"])
+        dealt = [u for u in split_units(units, len(placed.actors)) if u]
+        most = max(int(effective.get("threads", 1)), len(dealt))
+        threads = split_count(most, len(dealt)) if dealt else []
         refs = [
             actor.prepare.remote(spec(n) | {"units": mine})
-            for actor, mine, n in zip(placed.actors, dealt, threads, strict=True)
+            for actor, mine, n in zip(placed.actors[: len(dealt)], dealt, threads, strict=True)
         ]
         results: list[Json] = _engine_get(ray, refs)
-        _engine_get(ray, first.prepare.remote(spec(1) | {"prepare_step": "end"}))
+        if units:
+            _engine_get(ray, first.prepare.remote(spec(1) | {"prepare_step": "end"}))
     finally:
         cluster.release(ray, placed)
     if on_event is not None:
+        if not units:
+            on_event({"event": "message", "text": "the data are already loaded; nothing to do"})
         for i, mine in enumerate(dealt):
-            on_event({"event": "message", "text": f"client {i} built tables {mine}"})
-    return results[0] | {
+            on_event({"event": "message", "text": f"client {i} built units {mine}"})
+    return begun | {
         "tables": sum(int(r["tables"]) for r in results),
         "duration_s": time.monotonic() - began,
         "clients": [{"index": i, "tables": mine} for i, mine in enumerate(dealt)],

@@ -25,6 +25,7 @@ class Share:
     rate_per_s: float  # 0: closed loop
     events: int  # 0: no limit
     rand_seed: int  # differs per client, so that key streams and arrivals do not repeat
+    first_thread: int = 0  # its threads' numbers among all clients' (0-based)
 
 
 def client_seed(base_seed: int, index: int) -> int:
@@ -39,8 +40,17 @@ def with_fixed_seed(options: Mapping[str, Any]) -> dict[str, Any]:
     return dict(options) | {"rand_seed": seed}
 
 
-def split_load(effective: Mapping[str, Any], clients: int, base_seed: int) -> list[Share]:
-    """Each client's share of the resolved options (`effective`: every option, defaults filled)."""
+# Workloads whose run-wide constants come from the seed (TPC-C's C_RUN: clause 2.1.6 wants one
+# for every terminal): every client takes the run's own seed, and its threads' global numbers
+# (the engine's `workers`) keep their random streams apart, as in one process.
+SHARED_SEED_WORKLOADS = frozenset({"tpcc"})
+
+
+def split_load(
+    effective: Mapping[str, Any], clients: int, base_seed: int, *, shared_seed: bool = False
+) -> list[Share]:
+    """Each client's share of the resolved options (`effective`: every option, defaults filled);
+    `shared_seed`: every client keeps `base_seed` (SHARED_SEED_WORKLOADS)."""
     threads = int(effective.get("threads", 1))
     if threads < clients:
         raise ConfigError(
@@ -58,7 +68,8 @@ def split_load(effective: Mapping[str, Any], clients: int, base_seed: int) -> li
             threads=thread_shares[i],
             rate_per_s=rate * thread_shares[i] / threads,
             events=events[i],
-            rand_seed=client_seed(base_seed, i),
+            rand_seed=base_seed if shared_seed else client_seed(base_seed, i),
+            first_thread=sum(thread_shares[:i]),
         )
         for i in range(clients)
     ]
