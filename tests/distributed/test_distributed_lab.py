@@ -52,7 +52,9 @@ def test_a_finished_distributed_prepare_is_unmarked_and_not_repeated(
     )
     assert again.returncode == 2
     err = again.stderr.strip()
-    assert "already exist" in err and "\n" not in err and "Traceback" not in err
+    assert "already exist" in err
+    assert "\n" not in err
+    assert "Traceback" not in err
 
 
 LAB = """\
@@ -97,7 +99,7 @@ def lab(
 def cell_run(lab_dir: Path) -> Path:
     doc = read_json(lab_dir / "lab.json")
     (cell,) = doc["cells"]
-    return lab_dir / cell["run_dir"]
+    return lab_dir / str(cell["run_dir"])
 
 
 def test_a_lab_cell_runs_on_every_client_and_adds_up(
@@ -116,7 +118,8 @@ def test_a_lab_cell_runs_on_every_client_and_adds_up(
     assert merged["lab"]["name"] == "ray"  # the lab's own fields, as in a local cell
     assert merged["load"]["threads"] == 4
     placed = merged["distributed"]["clients"]
-    assert len(placed) == 2 and len({c["node_id"] for c in placed}) == 2
+    assert len(placed) == 2
+    assert len({c["node_id"] for c in placed}) == 2
     clients = [read_json(run_dir / "clients" / str(i) / "run.json") for i in range(2)]
     total = merged["summary"]["transactions"]
     assert total > 100
@@ -186,7 +189,8 @@ def test_show_compare_and_report_read_a_distributed_run(
     assert compared.returncode == 0, compared.stderr
     (row,) = [line for line in compared.stdout.splitlines() if " tps " in line]
     assert "4 thr" in row
-    assert f"{steady['tps_mean']:,.2f}" in row and f"{local_tps['tps_mean']:,.2f}" in row
+    assert f"{steady['tps_mean']:,.2f}" in row
+    assert f"{local_tps['tps_mean']:,.2f}" in row
 
     html, png = tmp_path / "r.html", tmp_path / "png"
     reported = oltplab(
@@ -195,7 +199,8 @@ def test_show_compare_and_report_read_a_distributed_run(
     )  # fmt: skip
     assert reported.returncode == 0, reported.stderr
     page = html.read_text()
-    assert "Distributed load" in page and "2 clients on Ray" in page
+    assert "Distributed load" in page
+    assert "2 clients on Ray" in page
     assert any(png.glob("*.png"))
 
 
@@ -209,7 +214,9 @@ def test_a_distributed_prepare_cut_short_is_refused_by_run_then_redone(
     url = f"--db={mariadb_empty_db.url}"
     data = ["--tables=2", "--table-size=300000"]
     assert oltplab("cleanup", "oltp_point_select", url, *DATA).returncode == 0
-    driver = ray_cluster.popen("prepare", "oltp_point_select", url, *data, "--clients=2", out=tmp_path)
+    driver = ray_cluster.popen(
+        "prepare", "oltp_point_select", url, *data, "--clients=2", out=tmp_path
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "sbtest1" not in tables_of(mariadb_empty_db):
         time.sleep(0.2)
@@ -220,7 +227,8 @@ def test_a_distributed_prepare_cut_short_is_refused_by_run_then_redone(
     time.sleep(5)  # the orphaned actors are gone
     refused = oltplab("run", "oltp_point_select", url, *data, "--time=1")
     assert refused.returncode == 2
-    assert "did not finish" in refused.stderr and "Traceback" not in refused.stderr
+    assert "did not finish" in refused.stderr
+    assert "Traceback" not in refused.stderr
     redone = ray_cluster.oltplab("prepare", "oltp_point_select", url, *DATA, "--clients=2")
     assert redone.returncode == 0, redone.stderr
     assert tables_of(mariadb_empty_db) == {"sbtest1", "sbtest2"}

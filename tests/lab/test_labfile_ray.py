@@ -62,7 +62,9 @@ def test_a_bad_client_table_is_one_line_naming_the_key(
         read_lab_text(text, "lab.toml")
     message = str(e.value)
     assert "\n" not in message
-    assert message.startswith("lab.toml:") and f" {key}: " in message and says in message
+    assert message.startswith("lab.toml:")
+    assert f" {key}: " in message
+    assert says in message
 
 
 def test_ray_without_the_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,4 +86,6 @@ def test_dry_run_shows_the_distribution_and_a_bad_file_exits_2(
     bad.write_text(lab("clients = 2"))
     assert main(["lab", "run", str(bad), "--dry-run"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "client.clients" in err and "Traceback" not in err
+    assert "\n" not in err
+    assert "client.clients" in err
+    assert "Traceback" not in err

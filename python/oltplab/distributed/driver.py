@@ -31,7 +31,6 @@ from oltplab.distributed.shares import (
     split_load,
     with_fixed_seed,
 )
-from oltplab.metrics import MetricsSampler
 from oltplab.exceptions import (
     ConfigError,
     ConnectError,
@@ -39,6 +38,7 @@ from oltplab.exceptions import (
     NotPreparedError,
     OltpLabError,
 )
+from oltplab.metrics import MetricsSampler
 from oltplab.rundir import RunWriter, create_default_run_dir, create_run_dir
 from oltplab.rundir.manifest import initial_manifest, iso_utc
 from oltplab.runner import RunResult

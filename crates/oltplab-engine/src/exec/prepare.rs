@@ -62,8 +62,7 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     if whole && marked {
         begin_marker(&mut probe, &workload, &options, sink).await?;
     }
-    let load_needed =
-        !whole || workload.prepare_begin(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
+    let load_needed = !whole || workload.prepare_begin(&mut probe, &mut |e| sink.send(to_progress(e))).await?;
     let units =
         if load_needed { units_to_prepare(spec.units.as_deref(), workload.prepare_units())? } else { Vec::new() };
     let workers = load.threads.min(units.len());
