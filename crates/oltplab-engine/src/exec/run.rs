@@ -80,14 +80,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let planned_s = if load.time_s > 0.0 { load.warmup_s + load.time_s } else { 0.0 };
     sink.send(Progress::Started { threads: load.threads, connect_s, started_at, planned_s });
 
-    let mut workers = JoinSet::new();
-    let numbers = spec.workers.unwrap_or(WorkerNumbers { first: 0, all: load.threads });
-    for (local, conn) in conns.into_iter().enumerate() {
-        let id = numbers.first + local;
-        let rng = Rng::for_stream(load.rand_seed, id as u64 + 1);
-        let info = WorkerInfo { id, count: numbers.all.max(load.threads) };
-        workers.spawn(run_worker(Arc::clone(&shared), conn, rng, info));
-    }
+    let mut workers = spawn_workers(&shared, conns, &load, spec.workers);
 
     let interval = Duration::from_secs_f64(load.interval_s());
     let first_phase = if warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
@@ -155,6 +148,24 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
 /// for the server are given: a server that stopped answering (SIGSTOP, a hung disk, a network
 /// black hole) must not hang the run past its time limit. sysbench waits for ever.
 const END_GRACE: Duration = Duration::from_secs(10);
+
+/// One worker per connection, numbered among every client's (`Spec::workers`; else 0..threads).
+fn spawn_workers(
+    shared: &Arc<Shared>,
+    conns: Vec<crate::driver::Conn>,
+    load: &LoadShape,
+    numbers: Option<WorkerNumbers>,
+) -> JoinSet<(WorkerTotals, crate::driver::Conn)> {
+    let numbers = numbers.unwrap_or(WorkerNumbers { first: 0, all: load.threads });
+    let mut workers = JoinSet::new();
+    for (local, conn) in conns.into_iter().enumerate() {
+        let id = numbers.first + local;
+        let rng = Rng::for_stream(load.rand_seed, id as u64 + 1);
+        let info = WorkerInfo { id, count: numbers.all.max(load.threads) };
+        workers.spawn(run_worker(Arc::clone(shared), conn, rng, info));
+    }
+    workers
+}
 
 async fn sleep_until_or_never(at: Option<Instant>) {
     match at {

@@ -36,7 +36,7 @@ pub struct Spec {
     pub prepare_step: Option<PrepareStep>,
     /// Distributed run: this client's threads are numbered from `first` among `all` threads of
     /// every client, so that what depends on the thread number (TPC-C's home warehouses,
-    /// bulk_insert's tables, sysbench's per-thread key slices) is dealt as by one process.
+    /// `bulk_insert`'s tables, sysbench's per-thread key slices) is dealt as by one process.
     #[serde(default)]
     pub workers: Option<WorkerNumbers>,
 }
