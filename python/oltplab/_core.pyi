@@ -46,9 +46,12 @@ Result of run (JSON object):
 Result of prepare / cleanup: {"workload", "options", "driver", "server_version",
      "tables": n, "duration_s": s}
 
-Distributed runs add three spec fields: "start_at" (epoch seconds on the client's clock: connect,
-then wait for it), "arrival_phase_s" (open loop: the arrival schedule shifted by this much) and
-"units" (prepare: the tables, 1-based, this client builds).
+Distributed runs add spec fields: "start_at" (epoch seconds on the client's clock: connect,
+then wait for it), "arrival_phase_s" (open loop: the arrival schedule shifted by this much),
+"workers": {"first", "all"} (this client's threads numbered among all clients'), "units"
+(prepare: the units, 1-based, this client builds) and "prepare_step": "begin" | "end" (one
+client's marker and TPC-C schema steps around the others' loads; "begin" answers in "tables"
+how many units need loading).
 """
 
 from collections.abc import Callable
