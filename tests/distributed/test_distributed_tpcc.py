@@ -1,12 +1,14 @@
 """TPC-C on the real 3-node Ray cluster (conftest.py) and the session's MariaDB: a 2-client
 prepare deals the warehouses over the clients and passes the consistency checks; a 2-client run
 numbers its terminals as one process would, so their home warehouses cover every warehouse,
-and shares one seed (one C_RUN for every terminal, clause 2.1.6)."""
+and shares one seed (one C_RUN for every terminal, clause 2.1.6); its --metrics are sampled by
+the driver on the merged grid."""
 
 import json
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from oltplab.servers import MariaDBServer
@@ -62,7 +64,7 @@ def test_a_distributed_tpcc_run_homes_terminals_as_one_process(
     # and 2 (each client numbering its own from 0 would put both on warehouse 1).
     done = ray_cluster.oltplab(
         "run", "tpcc", f"--db={mariadb_empty_db.url}", *DATA,
-        "--threads=2", "--time=3", "--clients=2", f"--out={out}",
+        "--threads=2", "--time=3", "--clients=2", f"--out={out}", "--metrics=system,server",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     merged = json.loads((out / "run.json").read_text())
@@ -74,6 +76,11 @@ def test_a_distributed_tpcc_run_homes_terminals_as_one_process(
     total = merged["summary"]["transactions"]
     assert total > 0
     assert total == sum(c["summary"]["transactions"] for c in clients)
+    # --metrics from the command line: sampled by the driver, one row per merged interval.
+    assert merged["metrics"] == ["system", "server"]
+    t_s = pd.read_csv(out / "intervals.csv")["t_s"].tolist()
+    assert pd.read_csv(out / "system.csv")["t_s"].tolist() == t_s
+    assert pd.read_csv(out / "server.csv")["t_s"].tolist() == t_s
     after = orders_per_warehouse(mariadb_empty_db)
     grew = {w for w in after if after[w] > before.get(w, 0)}
     assert grew == set(range(1, WAREHOUSES + 1)), (before, after)
