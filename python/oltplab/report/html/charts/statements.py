@@ -52,8 +52,8 @@ def statement_chart(
     )
     base = alt.Chart().encode(y=y, yOffset=offset, color=hue, tooltip=tip)
     chart = alt.layer(
-        base.mark_rule(strokeWidth=3, opacity=0.6).encode(x=x, x2="p99:Q"),
-        base.mark_point(filled=True, size=60).encode(x="p95:Q"),
+        base.mark_rule(strokeWidth=3, opacity=0.6).encode(x=x, x2=alt.X2("p99:Q")),
+        base.mark_point(filled=True, size=60).encode(x=alt.X("p95:Q")),
         data=sets.ref("statements", found),
     ).properties(width=WIDTH, height=max(60, 22 * len(kinds) * len(mine)))
     return ReportChart(

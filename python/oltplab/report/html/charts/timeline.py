@@ -58,13 +58,13 @@ def timeline_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
     sets = Datasets()
     marks = _annotations(group, sets)
     tps = (
-        alt.Chart(sets.ref("tps", data[["run", "config", "t_s", "tps"]].to_dict("records")))
+        alt.Chart(sets.ref("tps", data[["run", "config", "t_s", "tps"]]))
         .mark_line(interpolate="step-before", strokeWidth=1.1)
         .encode(
             x=x,
             y=alt.Y("tps:Q", title="tps", scale=alt.Scale(zero=True)),
             color=hue,
-            detail="run:N",
+            detail=alt.Detail("run:N"),
             opacity=faded(pick),
             tooltip=[
                 alt.Tooltip("run:N"),
@@ -147,9 +147,9 @@ def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
             # Runs' warm-ups overlap: together they shade about as much as one.
             .mark_rect(color=WARMUP_GREY, opacity=min(0.25, 0.5 / len(warm)))
             .encode(
-                x="from_s:Q",
-                x2="to_s:Q",
-                tooltip=["run:N", alt.Tooltip("to_s:Q", title="warm-up cut (s)")],
+                x=alt.X("from_s:Q"),
+                x2=alt.X2("to_s:Q"),
+                tooltip=[alt.Tooltip("run:N"), alt.Tooltip("to_s:Q", title="warm-up cut (s)")],
             )
         )
     if stalls:
@@ -157,8 +157,8 @@ def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
             alt.Chart(sets.ref("stalls", stalls))
             .mark_rect(color=STALL_INK, opacity=0.3, stroke=STALL_INK, strokeWidth=1)
             .encode(
-                x="start_s:Q",
-                x2="end_s:Q",
+                x=alt.X("start_s:Q"),
+                x2=alt.X2("end_s:Q"),
                 tooltip=[
                     alt.Tooltip("run:N"),
                     alt.Tooltip("start_s:Q", title="stall start (s)", format=",.2f"),
@@ -184,7 +184,7 @@ def _latency_panel(
         return None
     long["percentile"] = long["percentile"].str.removesuffix("_ms")
     chart: alt.Chart = (
-        alt.Chart(sets.ref("latency", long.to_dict("records")))
+        alt.Chart(sets.ref("latency", long))
         .mark_line(interpolate="step-before", strokeWidth=1)
         .encode(
             x=x,
@@ -195,7 +195,7 @@ def _latency_panel(
                 scale=alt.Scale(domain=["p95", "p99"], range=[[1, 0], [4, 3]]),
                 legend=alt.Legend(title="percentile", orient="top"),
             ),
-            detail="run:N",
+            detail=alt.Detail("run:N"),
             opacity=faded(pick),
             tooltip=[
                 alt.Tooltip("run:N"),
@@ -235,17 +235,13 @@ def _metric_panels(
     for name in ranked[:MAX_METRIC_PANELS]:
         data = pd.concat(per_metric[name], ignore_index=True)
         panels.append(
-            alt.Chart(
-                sets.ref(
-                    f"metric-{name}", data[["run", "config", "t_s", "value"]].to_dict("records")
-                )
-            )
+            alt.Chart(sets.ref(f"metric-{name}", data[["run", "config", "t_s", "value"]]))
             .mark_line(interpolate="step-before", strokeWidth=1)
             .encode(
                 x=x,
                 y=alt.Y("value:Q", title=name, axis=alt.Axis(titleFontSize=10)),
                 color=hue,
-                detail="run:N",
+                detail=alt.Detail("run:N"),
                 opacity=faded(pick),
                 tooltip=[
                     alt.Tooltip("run:N"),
