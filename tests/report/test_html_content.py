@@ -223,4 +223,5 @@ def test_a_flat_run_keeps_its_latency_panel_data(tmp_path: Path) -> None:
         for layer in latency_panel["layer"]
     }
     assert names == {"latency"}, names
-    assert len(spec["datasets"]["latency"]) == 2 * 20
+    # p95 and p99 of 20 intervals, and of the start point at 0 s (test_html_timeline.py).
+    assert len(spec["datasets"]["latency"]) == 2 * (20 + 1)
