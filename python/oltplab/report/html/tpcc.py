@@ -50,7 +50,7 @@ def tpcc_tables(data: ReportData) -> str:
             )
     label = html.escape(runs[0][1].get("label") or "TPC-C-like, unaudited")
     return (
-        f"<h3>TPC-C ({label})</h3>"
+        f"<h3>TPC-C results ({label})</h3>"
         + table(
             "tpcc",
             ["config", "run", "warehouses", "terminals", "tpmC", "tpm total", "efficiency %"],
