@@ -53,6 +53,10 @@ def test_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "neither a run directory" in _error(capsys)
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "does not exist" in _error(capsys)
+    lab_file = tmp_path / "threadpool.toml"
+    lab_file.write_text("[lab]\n")
+    assert main(["report", str(lab_file)]) == 2
+    assert "is a lab file; report the lab directory" in _error(capsys)
 
 
 def test_unwritable_output(
