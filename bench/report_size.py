@@ -13,6 +13,7 @@ beside the times: on a shared 2-core host other work inflates wall time, while C
 import argparse
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,11 +41,11 @@ def make_lab(root: Path, runs: int, seconds: int) -> list[Path]:
             stalls=stalls,
             seed=n,
         )
-        path = write_run(
-            root / f"{label}-t{threads}-r{repeat}", shape, label=label, threads=threads
-        )
-        if saw:
-            write_server_csv(path, shape)
+        path = root / f"{label}-t{threads}-r{repeat}"
+        if not (path / "run.json").is_file():  # --keep DIR of an earlier run: reused
+            write_run(path, shape, label=label, threads=threads)
+            if saw:
+                write_server_csv(path, shape)
         made.append(path)
     return made
 
@@ -70,21 +71,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--seconds", type=int, default=600)
-    parser.add_argument("--keep", type=Path, help="write the runs and report here")
+    parser.add_argument(
+        "--keep", type=Path, help="write the runs and report here (runs found there are reused)"
+    )
     ns = parser.parse_args()
     root = ns.keep or Path(tempfile.mkdtemp(prefix="oltplab-report-bench-"))
     runs = make_lab(root / "runs", ns.runs, ns.seconds)
     out = root / "report.html"
     rows = []
+    cache = Path(tempfile.mkdtemp(prefix="oltplab-report-cache-"))  # empty: the first builds
     for attempt in ("first (builds the JS bundle cache)", "second"):
         load = os.getloadavg()[0]
-        wall, cpu = timed_report(runs, out, root / "cache")
+        wall, cpu = timed_report(runs, out, cache)
         size_mb = out.stat().st_size / 1e6
         rows.append(f"| {attempt} | {size_mb:.2f} MB | {wall:.1f} s | {cpu:.1f} s | {load:.1f} |")
     print(f"{ns.runs} runs x {ns.seconds} one-second intervals, {os.cpu_count()} CPUs\n")
     print("| report | HTML size | wall time | CPU time | load average before |")
     print("|---|---|---|---|---|")
     print("\n".join(rows))
+    shutil.rmtree(cache, ignore_errors=True)
     print(f"\nreport: {out}")
     return 0
 

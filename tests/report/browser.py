@@ -9,7 +9,9 @@ import base64
 import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -136,6 +138,7 @@ def chromium_page(width: int = 1200, height: int = 900) -> Iterator[Page]:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its helpers share the group: stopped together below
         )
         try:
             port, path = _devtools_address(Path(profile), process)
@@ -147,12 +150,30 @@ def chromium_page(width: int = 1200, height: int = 900) -> Iterator[Page]:
             finally:
                 ws.close()
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            _stop_group(process)
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stops Chromium and its helper processes (its own process group): a helper still
+    writing into the profile directory would make its removal fail."""
+    group = process.pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    time.sleep(0.2)
 
 
 def _devtools_address(profile: Path, process: subprocess.Popen[bytes]) -> tuple[int, str]:

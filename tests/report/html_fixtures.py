@@ -2,6 +2,7 @@
 repeated (a small lab's shape, with server.csv metrics and a stall), plus a real SQLite run."""
 
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 import oltplab
@@ -55,3 +56,39 @@ def build(root: Path) -> Built:
     report = build_report(runs)
     html = report.write_html(root / "report.html")
     return Built(runs, report, html)
+
+
+class Tables(HTMLParser):
+    """Every table's rows as lists of (data-value or text) per cell."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self._value: str | None = None
+        self._in_body = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self._table = a.get("id") or ""
+            self.tables[self._table] = []
+        elif tag == "tbody":
+            self._in_body = True
+        elif tag == "tr" and self._in_body and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag == "td" and self._in_body:
+            self._cell, self._value = [], a.get("data-value")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None and self._table is not None:
+            text = "".join(self._cell).strip()
+            self.tables[self._table][-1].append(self._value if self._value is not None else text)
+            self._cell = None
+        elif tag == "tbody":
+            self._in_body = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)

@@ -53,6 +53,10 @@ def test_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "neither a run directory" in _error(capsys)
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "does not exist" in _error(capsys)
+    lab_file = tmp_path / "threadpool.toml"
+    lab_file.write_text("[lab]\n")
+    assert main(["report", str(lab_file)]) == 2
+    assert "is a lab file; report the lab directory" in _error(capsys)
 
 
 def test_unwritable_output(
@@ -99,3 +103,17 @@ def test_an_imported_sysbench_log(tmp_path: Path, capsys: pytest.CaptureFixture[
     printed = capsys.readouterr().out
     assert "no latency histograms; no percentile spectrum" in printed
     assert 'id="timeline-' in out.read_text()
+
+
+def test_bad_output_paths_fail_before_anything_is_written(
+    built: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = str(built.runs[0])
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    html = tmp_path / "r.html"
+    assert main(["report", run, "-o", str(html), "--png", str(a_file)]) == 2
+    assert f"--png {a_file} is a file" in _error(capsys)
+    assert not html.exists()  # refused before the HTML was written
+    assert main(["report", run, "-o", str(tmp_path)]) == 2
+    assert "is a directory" in _error(capsys)

@@ -2,7 +2,6 @@
 specs have the scales and layers the issue asks for, and the images decode at their size."""
 
 import math
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -15,43 +14,7 @@ from oltplab.analysis.run_analysis import analyse
 from oltplab.analysis.sweep import sweep
 from oltplab.report.html.decimate import min_max_rows
 from oltplab.report.html.export import PNG_SCALE
-from tests.report.html_fixtures import STALL, Built
-
-
-class Tables(HTMLParser):
-    """Every table's rows as lists of (data-value or text) per cell."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: dict[str, list[list[str]]] = {}
-        self._table: str | None = None
-        self._cell: list[str] | None = None
-        self._value: str | None = None
-        self._in_body = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "table":
-            self._table = a.get("id") or ""
-            self.tables[self._table] = []
-        elif tag == "tbody":
-            self._in_body = True
-        elif tag == "tr" and self._in_body and self._table is not None:
-            self.tables[self._table].append([])
-        elif tag == "td" and self._in_body:
-            self._cell, self._value = [], a.get("data-value")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "td" and self._cell is not None and self._table is not None:
-            text = "".join(self._cell).strip()
-            self.tables[self._table][-1].append(self._value if self._value is not None else text)
-            self._cell = None
-        elif tag == "tbody":
-            self._in_body = False
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
+from tests.report.html_fixtures import STALL, Built, Tables
 
 
 @pytest.fixture(scope="module")
@@ -223,4 +186,5 @@ def test_a_flat_run_keeps_its_latency_panel_data(tmp_path: Path) -> None:
         for layer in latency_panel["layer"]
     }
     assert names == {"latency"}, names
-    assert len(spec["datasets"]["latency"]) == 2 * 20
+    # p95 and p99 of 20 intervals, and of the start point at 0 s (test_html_timeline.py).
+    assert len(spec["datasets"]["latency"]) == 2 * (20 + 1)

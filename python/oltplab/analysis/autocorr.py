@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from oltplab.analysis._json import JsonDataclass
+from oltplab.analysis.quantiles import t_critical
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -86,5 +86,5 @@ def mean_ci(values: npt.ArrayLike, level: float = 0.95) -> MeanCI:
     n_eff = n / tau
     se = float(y.std(ddof=1)) * float(np.sqrt(tau / n))
     # Few effective samples mean a wide t: never fewer than 1 df (a Cauchy, not a crash).
-    t = float(stats.t.ppf(0.5 + level / 2.0, max(1.0, n_eff - 1.0)))
+    t = t_critical(level, max(1.0, n_eff - 1.0))
     return MeanCI(mean, se, n, n_eff, tau, mean - t * se, mean + t * se, level)

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from oltplab.analysis import sameness
 from oltplab.analysis._json import plain
 from oltplab.analysis.autocorr import MeanCI
+from oltplab.analysis.quantiles import t_critical, z_critical
 from oltplab.analysis.ratio import RatioCI, ratio_ci_runs, ratio_ci_within
 from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse
 from oltplab.analysis.sections import percentile_log_se
@@ -258,7 +258,7 @@ def _geomean(name: str, results: list[MetricComparison], level: float) -> Metric
     log_ses = [_log_se(m, level) for m in found]
     centre = float(logs.mean())
     se = math.sqrt(sum(s * s for s in log_ses)) / len(found)
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = z_critical(level)
     ci = RatioCI(math.exp(centre), math.exp(centre - z * se), math.exp(centre + z * se), math.inf)
     method = "runs" if all(m.method == "runs" for m in found) else "within-run"
     return MetricComparison(
@@ -273,8 +273,8 @@ def _geomean(name: str, results: list[MetricComparison], level: float) -> Metric
 
 
 def _log_se(m: MetricComparison, level: float) -> float:
-    q = float(stats.t.ppf(0.5 + level / 2, m.ci.df)) if math.isfinite(m.ci.df) else None
-    q = q if q is not None else float(stats.norm.ppf(0.5 + level / 2))
+    q = t_critical(level, m.ci.df) if math.isfinite(m.ci.df) else None
+    q = q if q is not None else z_critical(level)
     return math.log(m.ci.hi / m.ci.lo) / (2 * q) if m.ci.lo > 0 else math.inf
 
 

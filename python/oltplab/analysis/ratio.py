@@ -11,9 +11,9 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from oltplab.analysis.autocorr import MeanCI
+from oltplab.analysis.quantiles import t_critical, z_critical
 
 
 class RatioCI(NamedTuple):
@@ -40,7 +40,7 @@ def ratio_ci_within(a: MeanCI, b: MeanCI, level: float = 0.95) -> RatioCI:
         raise ValueError("a ratio CI needs two positive means")
     ratio = b.mean / a.mean
     se_log = math.hypot(a.se / a.mean, b.se / b.mean)
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    z = z_critical(level)
     return RatioCI(ratio, ratio * math.exp(-z * se_log), ratio * math.exp(z * se_log), math.inf)
 
 
@@ -60,7 +60,7 @@ def ratio_ci_runs(a_means: npt.ArrayLike, b_means: npt.ArrayLike, level: float =
     if se == 0.0:  # identical runs on both sides: no spread, a degenerate interval
         return RatioCI(math.exp(d), math.exp(d), math.exp(d), float(u.size + v.size - 2))
     df = (var_u + var_v) ** 2 / (var_u**2 / (u.size - 1) + var_v**2 / (v.size - 1))
-    t = float(stats.t.ppf(0.5 + level / 2.0, df))
+    t = t_critical(level, df)
     return RatioCI(math.exp(d), _exp(d - t * se), _exp(d + t * se), df)
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from oltplab.analysis._json import plain
 from oltplab.analysis.latency import DEFAULT_RANKS, added, latency_ms
+from oltplab.analysis.quantiles import t_critical, z_critical
 from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse, server_label
 from oltplab.analysis.usl import UslFit, fit_usl
 from oltplab.rundir import Run
@@ -109,10 +109,10 @@ def _point(
     means = np.array([part.steady.mean_tps for _, part in members])
     if len(members) >= 2:
         se = float(means.std(ddof=1) / math.sqrt(len(means)))
-        q = float(stats.t.ppf(0.5 + level / 2, len(means) - 1))
+        q = t_critical(level, len(means) - 1)
     else:
         se = members[0][1].steady.se_tps
-        q = float(stats.norm.ppf(0.5 + level / 2))
+        q = z_critical(level)
     mean = float(means.mean())
     latency = latency_ms(added([part.histogram for _, part in members]), DEFAULT_RANKS)
     mean_ms = latency.get("mean")

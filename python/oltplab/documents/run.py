@@ -76,6 +76,27 @@ class OpenLoop(TypedDict):
     lag_max_ms: float | None
 
 
+class TpccType(TypedDict):
+    """One TPC-C transaction type's results over the measured time (after --warmup)."""
+
+    count: int  # New-Order: rolled-back ones included
+    share_pct: float
+    rollbacks: int
+    errors: int  # failed attempts that were retried
+    latency_ms: dict[str, float] | None  # min, mean, p50, p90, p95, p99, p99.9, max
+
+
+class TpccSummary(TypedDict):
+    """summary.tpcc: TPC-C-like, unaudited (docs/tpcc.md)."""
+
+    label: str
+    tpmC: float
+    tpm_total: float
+    efficiency: float | None
+    warehouses: int
+    by_type: dict[str, TpccType]  # new_order, payment, order_status, delivery, stock_level
+
+
 class Summary(TypedDict):
     transactions: int
     queries: dict[str, int]
@@ -95,6 +116,7 @@ class Summary(TypedDict):
     saturated: int
     client_cpu_s: float | None
     client_cpu_per_txn_us: float | None
+    tpcc: NotRequired[TpccSummary]  # workload tpcc only
 
 
 class Fairness(TypedDict):

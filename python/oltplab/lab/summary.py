@@ -34,10 +34,10 @@ def estimate(values: Sequence[float], level: float = LEVEL) -> Estimate | None:
     mean = sum(values) / n
     if n < 2:
         return Estimate(mean, None, tuple(values))
-    from scipy import stats
+    from oltplab.analysis.quantiles import t_critical  # the analysis package: only when used
 
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    half = t_critical(level, n - 1) * sd / math.sqrt(n)
     return Estimate(mean, half, tuple(values))
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from oltplab.cli import exitcodes
 from oltplab.cli.commands.analysis_args import AnalysisParser, confidence_level
+from oltplab.exceptions import ConfigError
 
 
 def main(args: list[str]) -> int:
@@ -27,6 +28,7 @@ def main(args: list[str]) -> int:
         "--level", type=confidence_level, default=0.95, help="confidence level of intervals [0.95]"
     )
     ns = p.parse_args(args)
+    _check_outputs(ns.output, {"--png": ns.png, "--svg": ns.svg})
     from oltplab.report.html import require_plotting
 
     require_plotting()
@@ -47,3 +49,19 @@ def main(args: list[str]) -> int:
     for note in report.data.notes:
         print(f"note: {note}")
     return exitcodes.OK
+
+
+def _check_outputs(html: Path, image_dirs: dict[str, Path | None]) -> None:
+    """Bad output paths fail before the runs are read, not after the HTML is written."""
+    if html.is_dir():
+        raise ConfigError(
+            f"-o {html} is a directory; give the HTML file's path, e.g. {html}/report.html"
+        )
+    if not html.parent.is_dir():
+        raise ConfigError(
+            f"cannot write the report to {html}: {html.parent} does not exist; create it or "
+            "choose another -o"
+        )
+    for flag, out in image_dirs.items():
+        if out is not None and out.exists() and not out.is_dir():
+            raise ConfigError(f"{flag} {out} is a file; give a directory for the images")

@@ -26,6 +26,7 @@ from oltplab.report.html.tables import (
     stalls_table,
     sweep_table,
 )
+from oltplab.report.html.tpcc import tpcc_tables
 
 REPORT_FILE = "report.html"
 
@@ -77,7 +78,8 @@ def build_report(paths: Sequence[str | Path], *, level: float = 0.95) -> Report:
     ]
     statements = [c for g in data.groups if (c := statement_chart(g, configs, data.colours))]
     if statements:
-        sections.append(Section("statements", "Latency per statement kind", "", tuple(statements)))
+        kinds = "statement kind" + (" and transaction type" if "tpcc" in data.workloads else "")
+        sections.append(Section("statements", f"Latency per {kinds}", "", tuple(statements)))
     sections = [s for s in sections if s.intro or s.charts]
     # Notes gathered while building (charts left out) go to the warnings at the top.
     sections[0] = _what_ran(data)
@@ -111,7 +113,7 @@ def _what_ran(data: model.ReportData) -> Section:
 
 
 def _tables(data: model.ReportData) -> Section:
-    parts = [runs_table(data), stalls_table(data)]
+    parts = [runs_table(data), stalls_table(data), tpcc_tables(data)]
     parts += [sweep_table(w, s, data.level) for w, s in data.sweeps.items()]
     if data.relative is not None:
         parts.append(relative_html(data.relative))

@@ -15,13 +15,13 @@ def min_max_rows(
     frame: pd.DataFrame, columns: Sequence[str], max_rows: int = MAX_ROWS
 ) -> pd.DataFrame:
     """`frame` (in time order) itself when short enough, else per bucket the rows of each
-    column's minimum and maximum, in time order. Buckets are sized so that the result has at
-    most about `max_rows` rows when one column is watched."""
+    column's minimum and maximum (and the first row), in time order. Buckets are sized so
+    that the result has at most about `max_rows` rows when one column is watched."""
     n = len(frame)
     if n <= max_rows:
         return frame
     bucket = -(-n // (max_rows // 2))  # ceil: two rows kept per bucket and column
-    keep: set[int] = set()
+    keep: set[int] = {0}  # the first row: the timeline starts where the run did
     starts = range(0, n, bucket)
     for column in columns:
         values = frame[column].to_numpy(dtype=float, na_value=np.nan)

@@ -37,6 +37,11 @@ def resolve(paths: Sequence[str | Path]) -> Inputs:
             path = path.parent
         if not path.exists():
             raise ConfigError(f"{path} does not exist; give a run directory or a lab directory")
+        if path.is_file() and path.suffix == ".toml":
+            raise ConfigError(
+                f"{path} is a lab file; report the lab directory that `oltplab lab run {path} "
+                "--out DIR` wrote (DIR)"
+            )
         if not (path / MANIFEST_FILE).is_file():
             raise ConfigError(
                 f"{path} is neither a run directory (no {MANIFEST_FILE}) nor a lab directory "

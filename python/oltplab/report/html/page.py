@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import vl_convert
 
 from oltplab._fsutil import write_text_atomic
 from oltplab._version import __version__
 from oltplab.report.html.charts.common import ReportChart
+from oltplab.report.html.columns import page_json
 from oltplab.report.html.export import VL_VERSION
 
 # Exposes the libraries the page's loader uses as globals.
@@ -58,36 +58,14 @@ def _cache_dir() -> Path:
     return Path(base) / "oltplab"
 
 
-def columnar(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Rows as columns, strings as levels and codes, whole floats as integers: a timeline's
-    rows repeat their keys and run names, and this is several times smaller. The page's
-    loader (assets/loader.js) turns them back into rows."""
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    out: dict[str, Any] = {}
-    for key in keys:
-        values = [row.get(key) for row in rows]
-        if all(isinstance(v, str) or v is None for v in values):
-            levels = list(dict.fromkeys(v for v in values if v is not None))
-            index = {v: i for i, v in enumerate(levels)}
-            out[key] = {
-                "levels": [*levels, None],
-                "codes": [
-                    index.get(v, len(levels)) if v is not None else len(levels) for v in values
-                ],
-            }
-        else:
-            out[key] = [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
-    return out
-
-
 def _asset(name: str) -> str:
     """The page's own style and script (assets/)."""
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
 
 
-def _script_json(doc: object) -> str:
+def _script_safe(json_text: str) -> str:
     """JSON safe inside a <script> element."""
-    return json.dumps(doc, separators=(",", ":")).replace("</", "<\\/")
+    return json_text.replace("</", "<\\/")
 
 
 def render(title: str, subtitle: str, sections: Sequence[Section]) -> str:
@@ -99,9 +77,14 @@ def render(title: str, subtitle: str, sections: Sequence[Section]) -> str:
         )
         for chart in section.charts:
             index = len(specs)
-            spec = chart.spec()
-            data = {name: columnar(rows) for name, rows in spec.pop("datasets").items()}
-            specs.append(_script_json({"spec": spec, "data": data}))
+            data = ",".join(
+                f"{json.dumps(name)}:{page_json(columns)}"
+                for name, columns in chart.datasets.items()
+            )
+            doc = (
+                f'{{"spec":{json.dumps(chart.layout(), separators=(",", ":"))},"data":{{{data}}}}}'
+            )
+            specs.append(_script_safe(doc))
             body.append(
                 f'<figure id="{html.escape(chart.name)}"><div class="chart" data-spec="{index}" '
                 f'data-name="{html.escape(chart.name)}"></div>'

@@ -61,15 +61,15 @@ def boxplot_chart(group: Group, configs: list[str], palette: dict[str, str]) -> 
     ]
     base = alt.Chart().encode(y=y, color=hue, tooltip=tip)
     whisker = base.mark_rule(strokeWidth=1.2).encode(
-        x=alt.X("p5:Q", title="tps per interval", scale=alt.Scale(zero=False)), x2="p95:Q"
+        x=alt.X("p5:Q", title="tps per interval", scale=alt.Scale(zero=False)), x2=alt.X2("p95:Q")
     )
     box = base.mark_bar(size=16, opacity=0.35, stroke="#222", strokeWidth=0.6).encode(
-        x="p25:Q", x2="p75:Q"
+        x=alt.X("p25:Q"), x2=alt.X2("p75:Q")
     )
-    median = base.mark_tick(size=16, thickness=2, color="#222").encode(x="median:Q")
+    median = base.mark_tick(size=16, thickness=2, color="#222").encode(x=alt.X("median:Q"))
     mean = base.mark_point(
         shape="diamond", size=70, filled=True, stroke="#222", strokeWidth=0.8
-    ).encode(x="mean:Q")
+    ).encode(x=alt.X("mean:Q"))
     layered = alt.layer(whisker, box, median, mean, data=boxes).properties(
         width=310, height=max(40, 34 * len(mine))
     )

@@ -62,7 +62,7 @@ def scaling_charts(
         .add_params(pick)
     )
     bars = base.mark_errorbar(ticks=alt.TickConfig(size=6), thickness=1.2).encode(
-        y=alt.Y("tps_ci_lo:Q", title="throughput (tps)"), y2="tps_ci_hi:Q"
+        y=alt.Y("tps_ci_lo:Q", title="throughput (tps)"), y2=alt.Y2("tps_ci_hi:Q")
     )
     layers: list[alt.Chart] = [measured, bars]
     fits = _usl_rows(found, threads)
@@ -77,7 +77,13 @@ def scaling_charts(
             0,
             alt.Chart(sets.ref("usl", fits))
             .mark_line(strokeDash=[5, 4], strokeWidth=1.2)
-            .encode(x=x, y="usl_tps:Q", color=hue, opacity=faded(pick), detail="config:N"),
+            .encode(
+                x=x,
+                y=alt.Y("usl_tps:Q"),
+                color=hue,
+                opacity=faded(pick),
+                detail=alt.Detail("config:N"),
+            ),
         )
     tps_chart = alt.layer(*layers).properties(width=WIDTH, height=300)
     caption = (
@@ -141,7 +147,7 @@ def _latency_chart(
                 scale=alt.Scale(domain=["p95", "p99"], range=[[1, 0], [5, 3]]),
                 legend=alt.Legend(title="percentile", orient="top"),
             ),
-            detail="percentile:N",
+            detail=alt.Detail("percentile:N"),
             opacity=faded(pick),
             tooltip=[
                 alt.Tooltip("config:N"),

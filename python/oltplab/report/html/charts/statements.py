@@ -8,6 +8,26 @@ from oltplab.analysis.latency import added, latency_ms, merged
 from oltplab.analysis.run_analysis import SERVICE_TAG
 from oltplab.report.html.charts.common import WIDTH, Datasets, ReportChart, colour, finish
 from oltplab.report.html.model import Group
+from oltplab.report.tpcc_text import TYPES as TPCC_TYPES
+
+# TPC-C's latency.hlog tags that count events rather than time them (the engine's KINDS).
+TPCC_COUNTER_SUFFIXES = ("_rollback", "_error")
+TPCC_COUNTERS = {"delivery_skipped_district"}
+TPCC_EVERY_STATEMENT = "statement"
+
+
+def latency_kinds(tags: set[str]) -> list[str]:
+    """The tags that hold latencies, in reading order: TPC-C's five types in the spec's
+    order, then statement kinds by name, TPC-C's `statement` (every statement) last. TPC-C's
+    counters kept as histograms (rollbacks, errors, skipped districts) are not latencies."""
+    kept = {
+        t
+        for t in tags
+        if t != SERVICE_TAG and not t.endswith(TPCC_COUNTER_SUFFIXES) and t not in TPCC_COUNTERS
+    }
+    first = [t for t in TPCC_TYPES if t in kept]
+    rest = sorted(kept - set(first) - {TPCC_EVERY_STATEMENT})
+    return first + rest + ([TPCC_EVERY_STATEMENT] if TPCC_EVERY_STATEMENT in kept else [])
 
 
 def statement_chart(
@@ -16,9 +36,7 @@ def statement_chart(
     found: list[dict[str, object]] = []
     for config in configs:
         runs = [r for r in group.runs if r.config == config]
-        tags = sorted(
-            {e.tag for r in runs for e in r.analysis.entries if e.tag not in (None, SERVICE_TAG)}
-        )
+        tags = latency_kinds({e.tag for r in runs for e in r.analysis.entries if e.tag})
         for tag in tags:
             total = added(
                 [
@@ -37,7 +55,7 @@ def statement_chart(
     if not found:
         return None
     mine = [c for c in configs if c in {f["config"] for f in found}]
-    kinds = sorted({str(f["kind"]) for f in found})
+    kinds = latency_kinds({str(f["kind"]) for f in found})
     hue = colour(mine, palette)
     sets = Datasets()
     y = alt.Y("kind:N", title=None, sort=kinds)
@@ -52,15 +70,21 @@ def statement_chart(
     )
     base = alt.Chart().encode(y=y, yOffset=offset, color=hue, tooltip=tip)
     chart = alt.layer(
-        base.mark_rule(strokeWidth=3, opacity=0.6).encode(x=x, x2="p99:Q"),
-        base.mark_point(filled=True, size=60).encode(x="p95:Q"),
+        base.mark_rule(strokeWidth=3, opacity=0.6).encode(x=x, x2=alt.X2("p99:Q")),
+        base.mark_point(filled=True, size=60).encode(x=alt.X("p95:Q")),
         data=sets.ref("statements", found),
     ).properties(width=WIDTH, height=max(60, 22 * len(kinds) * len(mine)))
+    what = "transaction type" if any(k in TPCC_TYPES for k in kinds) else "statement kind"
     return ReportChart(
         f"statements-{group.slug}",
-        f"Latency per statement kind: {group.title}",
-        "Per statement kind (or TPC-C transaction type): the bar spans p50 to p99, the dot is "
-        "p95, from each config's steady-window histograms added together.",
-        finish(chart, f"Latency per statement kind — {group.title}"),
+        f"Latency per {what}: {group.title}",
+        f"Per {what}: the bar spans p50 to p99, the dot is p95, from each config's "
+        "steady-window histograms added together"
+        + (
+            " (`statement`: every statement of every type)."
+            if TPCC_EVERY_STATEMENT in kinds
+            else "."
+        ),
+        finish(chart, f"Latency per {what} — {group.title}"),
         sets.values,
     )

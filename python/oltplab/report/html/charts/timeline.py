@@ -49,7 +49,7 @@ def timeline_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
         bucket = bucket_s(frame)
         if bucket is not None:
             notes.append(f"{run.name}: min and max per {bucket:g} s bucket")
-        series.append(min_max_rows(frame, ["tps", "p95_ms", "p99_ms"]))
+        series.append(from_start(min_max_rows(frame, ["tps", "p95_ms", "p99_ms"])))
     data = pd.concat(series, ignore_index=True)
     zoom, pick = x_zoom(), legend_toggle()
     # Panels share the x axis: only the bottom one is titled.
@@ -58,17 +58,17 @@ def timeline_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
     sets = Datasets()
     marks = _annotations(group, sets)
     tps = (
-        alt.Chart(sets.ref("tps", data[["run", "config", "t_s", "tps"]].to_dict("records")))
+        alt.Chart(sets.ref("tps", data[["run", "config", "t_s", "tps"]]))
         .mark_line(interpolate="step-before", strokeWidth=1.1)
         .encode(
             x=x,
             y=alt.Y("tps:Q", title="tps", scale=alt.Scale(zero=True)),
             color=hue,
-            detail="run:N",
+            detail=alt.Detail("run:N"),
             opacity=faded(pick),
             tooltip=[
                 alt.Tooltip("run:N"),
-                alt.Tooltip("t_s:Q", title="interval end (s)", format=",.2f"),
+                alt.Tooltip("t_s:Q", title="time (s)", format=",.2f"),
                 alt.Tooltip("tps:Q", format=",.1f"),
             ],
         )
@@ -91,7 +91,8 @@ def timeline_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
     runs = ", ".join(r.name for r in group.runs)
     interval = data["interval_s"].median()
     caption = (
-        f"Runs: {runs}. Per-interval values ({interval:g} s intervals), drawn as steps. Grey: "
+        f"Runs: {runs}. Per-interval values ({interval:g} s intervals), drawn as steps over "
+        "each interval's whole span, the first from the run's start (0 s). Grey: "
         "the warm-up cut (engine warm-up plus MSER-5); dark bands: stalls (intervals below "
         "the run's stall threshold). Latency: per-interval p95 (solid) and p99 (dashed), log scale."
         + (
@@ -109,6 +110,18 @@ def timeline_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
         finish(chart, f"Timeline — {group.title}"),
         sets.values,
     )
+
+
+def from_start(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (one run's rows in time order; t_s ends an interval of interval_s) with a first
+    row at the start of its first interval, holding that interval's values. Steps drawn
+    "before" give each row's value the span from the previous row to its own t_s: without
+    this row the first interval would be a single point, invisible."""
+    if frame.empty:
+        return frame
+    first = frame.iloc[[0]].copy()
+    first["t_s"] = first["t_s"] - first["interval_s"]
+    return pd.concat([first, frame], ignore_index=True)
 
 
 def _series(run: RunView) -> pd.DataFrame:
@@ -147,9 +160,9 @@ def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
             # Runs' warm-ups overlap: together they shade about as much as one.
             .mark_rect(color=WARMUP_GREY, opacity=min(0.25, 0.5 / len(warm)))
             .encode(
-                x="from_s:Q",
-                x2="to_s:Q",
-                tooltip=["run:N", alt.Tooltip("to_s:Q", title="warm-up cut (s)")],
+                x=alt.X("from_s:Q"),
+                x2=alt.X2("to_s:Q"),
+                tooltip=[alt.Tooltip("run:N"), alt.Tooltip("to_s:Q", title="warm-up cut (s)")],
             )
         )
     if stalls:
@@ -157,8 +170,8 @@ def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
             alt.Chart(sets.ref("stalls", stalls))
             .mark_rect(color=STALL_INK, opacity=0.3, stroke=STALL_INK, strokeWidth=1)
             .encode(
-                x="start_s:Q",
-                x2="end_s:Q",
+                x=alt.X("start_s:Q"),
+                x2=alt.X2("end_s:Q"),
                 tooltip=[
                     alt.Tooltip("run:N"),
                     alt.Tooltip("start_s:Q", title="stall start (s)", format=",.2f"),
@@ -184,7 +197,7 @@ def _latency_panel(
         return None
     long["percentile"] = long["percentile"].str.removesuffix("_ms")
     chart: alt.Chart = (
-        alt.Chart(sets.ref("latency", long.to_dict("records")))
+        alt.Chart(sets.ref("latency", long))
         .mark_line(interpolate="step-before", strokeWidth=1)
         .encode(
             x=x,
@@ -195,11 +208,11 @@ def _latency_panel(
                 scale=alt.Scale(domain=["p95", "p99"], range=[[1, 0], [4, 3]]),
                 legend=alt.Legend(title="percentile", orient="top"),
             ),
-            detail="run:N",
+            detail=alt.Detail("run:N"),
             opacity=faded(pick),
             tooltip=[
                 alt.Tooltip("run:N"),
-                alt.Tooltip("t_s:Q", title="interval end (s)", format=",.2f"),
+                alt.Tooltip("t_s:Q", title="time (s)", format=",.2f"),
                 alt.Tooltip("percentile:N"),
                 alt.Tooltip("ms:Q", format=",.3f"),
             ],
@@ -227,7 +240,7 @@ def _metric_panels(
                         "interval_s": frame.get("interval_s", 1.0),
                     }
                 )
-                per_metric.setdefault(name, []).append(min_max_rows(part, ["value"]))
+                per_metric.setdefault(name, []).append(from_start(min_max_rows(part, ["value"])))
     ranked = sorted(
         per_metric, key=lambda n: (PREFERRED_METRICS.index(n) if n in PREFERRED_METRICS else 99, n)
     )
@@ -235,17 +248,13 @@ def _metric_panels(
     for name in ranked[:MAX_METRIC_PANELS]:
         data = pd.concat(per_metric[name], ignore_index=True)
         panels.append(
-            alt.Chart(
-                sets.ref(
-                    f"metric-{name}", data[["run", "config", "t_s", "value"]].to_dict("records")
-                )
-            )
+            alt.Chart(sets.ref(f"metric-{name}", data[["run", "config", "t_s", "value"]]))
             .mark_line(interpolate="step-before", strokeWidth=1)
             .encode(
                 x=x,
                 y=alt.Y("value:Q", title=name, axis=alt.Axis(titleFontSize=10)),
                 color=hue,
-                detail="run:N",
+                detail=alt.Detail("run:N"),
                 opacity=faded(pick),
                 tooltip=[
                     alt.Tooltip("run:N"),
