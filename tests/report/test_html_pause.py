@@ -64,11 +64,16 @@ def test_the_stall_is_marked_when_the_server_was_paused(
     assert (
         pauser.cont_s - INTERVAL_S - EDGE_S <= stall["end_s"] <= pauser.cont_s + INTERVAL_S + EDGE_S
     )
-    # The drawn line: below the stall threshold inside the stall (the first interval may
-    # hold the transactions in flight at SIGSTOP), the run's pace before it.
+    # The drawn line: below the stall threshold in every interval wholly inside the pause
+    # (the marked end may run into the interval of SIGCONT on a busy host, within the
+    # bound above, and that interval holds the resumed load), the run's pace before it.
     threshold = report.data.runs[0].doc["stalls"][0]["threshold_tps"]
-    inside = [r["tps"] for r in data["tps"] if stall["start_s"] < r["t_s"] <= stall["end_s"]]
+    inside = [
+        r["tps"]
+        for r in data["tps"]
+        if pauser.stop_s + EDGE_S <= r["t_s"] - INTERVAL_S and r["t_s"] <= pauser.cont_s - EDGE_S
+    ]
     before = [r["tps"] for r in data["tps"] if r["t_s"] <= pauser.stop_s - EDGE_S]
-    assert len(inside) >= (PAUSE_S / INTERVAL_S) - 1, inside
+    assert len(inside) >= (PAUSE_S / INTERVAL_S) - 2, inside  # however the grid falls
     assert max(inside) < threshold, (inside, threshold)
     assert min(before[1:]) > 3 * threshold, before
