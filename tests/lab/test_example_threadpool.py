@@ -18,6 +18,7 @@ from oltplab.lab.summary import estimate
 from oltplab.rundir import load_run
 from oltplab.servers import MariaDBServer, open_server
 from tests.conftest import ROOT
+from tests.report.images import assert_drawn_images
 
 EXAMPLE = ROOT / "examples" / "labs" / "threadpool.toml"
 
@@ -116,3 +117,20 @@ def test_show_compare_table_take_the_lab(
     table = json.loads(capsys.readouterr().out)
     assert table["baseline"] == "mariadb/pool-of-threads"
     assert table["servers"] == ["mariadb/one-thread-per-connection"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_png_and_svg_of_the_lab_report(threadpool_lab: tuple[Path, str], tmp_path: Path) -> None:
+    """Every chart of a real lab's report as PNG and SVG (for blog posts): decoded, of the
+    stated size, not blank."""
+    lab_dir, _ = threadpool_lab
+    png_dir, svg_dir = tmp_path / "png", tmp_path / "svg"
+    argv = ["report", str(lab_dir), "-o", str(tmp_path / "r.html")]
+    assert main([*argv, "--png", str(png_dir), "--svg", str(svg_dir)]) == 0
+    pngs, svgs = list(png_dir.iterdir()), list(svg_dir.iterdir())
+    names = {p.stem for p in pngs}
+    # The lab's scaling, timelines and distributions are all there.
+    assert any(n.startswith("scaling") for n in names), names
+    assert sum(n.startswith("timeline") for n in names) >= 1, names
+    assert_drawn_images(pngs, svgs)

@@ -8,13 +8,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from PIL import Image, ImageStat
 
 from oltplab.analysis.run_analysis import analyse
 from oltplab.analysis.sweep import sweep
 from oltplab.report.html.decimate import min_max_rows
-from oltplab.report.html.export import PNG_SCALE
 from tests.report.html_fixtures import STALL, Built, Tables
+from tests.report.images import assert_drawn_images
 
 
 @pytest.fixture(scope="module")
@@ -142,19 +141,7 @@ def test_png_and_svg_of_every_chart(built: Built, tmp_path: Path) -> None:
     pngs = built.report.write_images(tmp_path / "png", "png")
     svgs = built.report.write_images(tmp_path / "svg", "svg")
     assert len(pngs) == len(svgs) == len(built.report.charts)
-    for png, svg in zip(pngs, svgs, strict=True):
-        root = svg.read_text()
-        assert root.startswith("<svg")
-        assert "</svg>" in root
-        width = float(root.split('width="', 1)[1].split('"', 1)[0])
-        height = float(root.split('height="', 1)[1].split('"', 1)[0])
-        image = Image.open(png)
-        image.load()
-        # The PNG is the SVG's drawing at PNG_SCALE: its stated size.
-        assert image.size == (round(width * PNG_SCALE), round(height * PNG_SCALE)), png.name
-        grey = ImageStat.Stat(image.convert("L"))
-        assert grey.stddev[0] > 10, png.name  # not uniform
-        assert root.count("<path") > 5, svg.name
+    assert_drawn_images(pngs, svgs)
 
 
 def test_decimation_keeps_a_one_interval_stall() -> None:
