@@ -24,7 +24,17 @@ from oltplab import runner
 from oltplab.lab.data import snapshot_server
 from oltplab.lab.restore import restore_in_place
 from oltplab.metrics.system import host_busy_pct
-from oltplab.servers import ServerSettings, create_server
+from oltplab.servers import ServerSettings, create_server, process
+
+
+def _survivors(base_dir: Path) -> list[int]:
+    """Processes whose command line names the server's directory (none after a kill)."""
+    marker = f"{base_dir}/"
+    return [
+        int(p.name)
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and marker in " ".join(process.cmdline(int(p.name)))
+    ]
 
 
 def restore_vs_prepare(engine: str, base: Path, tables: int, table_size: int) -> dict[str, float]:
@@ -49,8 +59,9 @@ def restore_vs_prepare(engine: str, base: Path, tables: int, table_size: int) ->
             shutil.rmtree(run_dir, ignore_errors=True)
             options = {"threads": 4, "time": 10, "tables": tables, "table_size": table_size}
             runner.run("oltp_read_write", server.url, options, out=run_dir)
-            started = time.monotonic()  # as a lab does it: stop, restore, start
-            server.stop()
+            started = time.monotonic()  # as a lab does it: kill, restore, start
+            server.kill()  # the data is discarded: no clean shutdown (lab/servers.py)
+            assert not _survivors(server.base_dir), "a killed server's process survived"
             stats = restore_in_place(snapshot, server.data_dir)
             server.start()
             restores.append((time.monotonic() - started, stats.seconds, stats.bytes_rewritten))
