@@ -8,7 +8,7 @@
 
     .venv/bin/python bench/lab_restore.py [--tables 4 --table-size 1000000]
         [--engines mariadb,postgresql] [--sampling-seconds 20 --pairs 3]
-        [--restore | --no-restore]
+        [--no-restore] [--clean-stop]
 
 Servers live in --base-dir (default /var/tmp/oltplab-bench-lab) and are stopped at the end.
 Lab overhead per cell is in every lab's lab.json (`overhead_s`); docs/labs.md quotes one.
@@ -39,7 +39,9 @@ def _survivors(base_dir: Path) -> list[int]:
     ]
 
 
-def restore_vs_prepare(engine: str, base: Path, tables: int, table_size: int) -> dict[str, float]:
+def restore_vs_prepare(
+    engine: str, base: Path, tables: int, table_size: int, clean_stop: bool = False
+) -> dict[str, float]:
     server = create_server(engine, base / engine, ServerSettings(max_connections=200))
     server.start()
     try:
@@ -62,7 +64,10 @@ def restore_vs_prepare(engine: str, base: Path, tables: int, table_size: int) ->
             options = {"threads": 4, "time": 10, "tables": tables, "table_size": table_size}
             runner.run("oltp_read_write", server.url, options, out=run_dir)
             started = time.monotonic()  # as a lab does it: kill, restore, start
-            server.kill()  # the data is discarded: no clean shutdown (lab/servers.py)
+            if clean_stop:  # what labs did before: flushes pages the restore rewrites
+                server.stop()
+            else:
+                server.kill()  # the data is discarded: no clean shutdown (lab/servers.py)
             assert not _survivors(server.base_dir), "a killed server's process survived"
             stats = restore_in_place(snapshot, server.data_dir)
             server.start()
@@ -131,6 +136,11 @@ def main() -> None:
         default=True,
         help="measure restore against prepare (--no-restore: only sampling)",
     )
+    p.add_argument(
+        "--clean-stop",
+        action="store_true",
+        help="stop the server cleanly before each restore (as labs did) instead of killing it",
+    )
     args = p.parse_args()
     args.base_dir.mkdir(parents=True, exist_ok=True)
     args.base_dir.chmod(0o711)
@@ -148,7 +158,7 @@ def restore_table(args: argparse.Namespace) -> None:
         f"{'(files s)':>9s} {'rewritten MB':>12s} {'ratio':>6s}"
     )
     for engine in args.engines.split(","):
-        r = restore_vs_prepare(engine, args.base_dir, args.tables, args.table_size)
+        r = restore_vs_prepare(engine, args.base_dir, args.tables, args.table_size, args.clean_stop)
         print(
             f"{engine:12s} {r['prepare_s']:10.1f} {r['snapshot_s']:11.1f} "
             f"{r['restore_s']:10.2f} {r['copy_s']:9.2f} {r['rewritten_mb']:12.1f} "
