@@ -47,7 +47,7 @@ def test_pg_checkpoint_shows_in_server_csv(
     sampler_s, child_s = run.document["sampler_cpu_s"], run.document["sampler_child_cpu_s"]
     summary = run.document["summary"]
     assert summary is not None and summary["client_cpu_s"] is not None
-    assert 0 <= child_s < sampler_s < summary["client_cpu_s"]
+    assert 0 < child_s < sampler_s < summary["client_cpu_s"]
     intervals = [r["t_s"] for r in _rows(result.path / "intervals.csv")]
     system = _rows(result.path / "system.csv")
     server_rows = _rows(result.path / "server.csv")
