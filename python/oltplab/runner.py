@@ -102,6 +102,11 @@ def _target(
     return default.url
 
 
+def sampling_cost(sampler: MetricsSampler) -> dict[str, float]:
+    """run.json's record of what sampling cost: all of it, and the part outside client_cpu_s."""
+    return {"sampler_cpu_s": sampler.cpu_s, "sampler_child_cpu_s": sampler.child_cpu_s}
+
+
 def _abort(
     writer: RunWriter, sampler: MetricsSampler | None, *, started: bool, error: BaseException
 ) -> None:
@@ -109,6 +114,7 @@ def _abort(
     load never started."""
     if sampler is not None and started:
         sampler.close()
+        writer.manifest |= sampling_cost(sampler)
     elif sampler is not None:
         sampler.discard()
     if not started:
@@ -180,4 +186,5 @@ def run(
         raise
     if sampler is not None:
         sampler.close()  # its rows are on disk before run.json says complete
+        writer.manifest |= sampling_cost(sampler)
     return RunResult(run_dir, writer.finish(result), raw=result)

@@ -50,6 +50,14 @@ def checksum(server: ManagedServer) -> str:
     return server.query(sql, database="sbtest")[0][0]
 
 
+def _names(cmdline: Path, lab_dir: Path) -> bool:
+    """True if the process's command line names the lab directory (a server left running)."""
+    try:
+        return f"{lab_dir}/" in cmdline.read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_cells_start_from_the_prepared_data(
@@ -80,6 +88,16 @@ def test_cells_start_from_the_prepared_data(
     # Restored before every cell but each server's first (which follows its prepare).
     restored = [c for c in outcome.doc.cells if c.restore_s is not None]
     assert len(restored) == 6
+    # Restores kill the server (its data is discarded) yet every restart after one is clean:
+    # the snapshot's redo/WAL came back with the data, so there is no crash recovery.
+    mdb_log = (lab_dir / "servers" / "mdb" / "server.log").read_text(errors="replace")
+    assert mdb_log.count("ready for connections") >= 4
+    assert "crash recovery" not in mdb_log
+    pg_log = (lab_dir / "servers" / "pg" / "server.log").read_text(errors="replace")
+    assert pg_log.count("database system was shut down at") >= 4
+    assert "not properly shut down" not in pg_log
+    assert "automatic recovery" not in pg_log
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if _names(p, lab_dir)]
     # Write workloads write log: server.csv shows it per second.
     for cell, column in (("mdb", "innodb_log_written_bytes_per_s"), ("pg", "wal_bytes_per_s")):
         run_dir = lab_dir / "runs" / f"{cell}.default.oltp_insert.t2.r1"

@@ -43,6 +43,12 @@ def test_pg_checkpoint_shows_in_server_csv(
     run = load_run(result.path)
     assert run.document["metrics"] == ["system", "server"]
     assert run.document["files"]["server"] == "server.csv"
+    # Sampling's whole cost is recorded: its thread and its psql child process.
+    sampler_s, child_s = run.document["sampler_cpu_s"], run.document["sampler_child_cpu_s"]
+    summary = run.document["summary"]
+    assert summary is not None
+    assert summary["client_cpu_s"] is not None
+    assert 0 < child_s < sampler_s < summary["client_cpu_s"]
     intervals = [r["t_s"] for r in _rows(result.path / "intervals.csv")]
     system = _rows(result.path / "system.csv")
     server_rows = _rows(result.path / "server.csv")

@@ -188,6 +188,10 @@ class RunManifest(TypedDict):
     pinning: NotRequired[Pinning]
     host_busy: NotRequired[HostBusy]
     metrics: NotRequired[list[str]]  # "system", "server": the metric files sampled
+    # CPU seconds sampling used: its thread (inside client_cpu_s) plus its database client
+    # process (a child: outside client_cpu_s, given alone as sampler_child_cpu_s).
+    sampler_cpu_s: NotRequired[float]
+    sampler_child_cpu_s: NotRequired[float]
 
 
 def as_run_manifest(doc: dict[str, Any]) -> RunManifest:

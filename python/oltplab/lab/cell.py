@@ -113,7 +113,7 @@ def place_data(ctx: LabContext, server: ServerSpec, config: str, w: WorkloadSpec
     if not need:
         return None
     started = time.monotonic()
-    ctx.servers.stop(server.name)
+    ctx.servers.discard(server.name)
     restore_snapshot(snapshot, ctx.servers.base_dir(server.name) / "data")
     ctx.servers.ensure(server, config)
     ctx.data[server.name] = DataState(shape.id, dirty=False)

@@ -79,6 +79,18 @@ class LabServers:
         if entry is not None:
             entry[1].stop()
 
+    def discard(self, name: str) -> None:
+        """Kills the server (SIGKILL, no shutdown) because its data is about to be replaced by
+        the snapshot: a clean shutdown would flush dirty pages that the restore then rewrites
+        again. The restored files carry the snapshot's own redo/WAL from a clean shutdown, so
+        the next start needs no crash recovery; the stale pid and socket files are removed by
+        the next start (`_launch`)."""
+        entry = self.running.pop(name, None)
+        if entry is not None:
+            entry[1].kill()
+        elif read_state(self.base_dir(name)) is not None:
+            open_server(self.base_dir(name)).kill()
+
     def stop_all(self) -> None:
         for name in list(self.running):
             self.stop(name)

@@ -11,6 +11,7 @@ import contextlib
 import csv
 import queue
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -57,6 +58,13 @@ class MetricsSampler:
         self._files: list[IO[str]] = []
         self._system_writer: csv.DictWriter[str] | None = None
         self._server_writer: csv.DictWriter[str] | None = None
+        self.thread_cpu_s = 0.0  # this sampler's own CPU (inside the engine's client_cpu_s)
+        self.child_cpu_s = 0.0  # its database client process's CPU (outside client_cpu_s)
+
+    @property
+    def cpu_s(self) -> float:
+        """Everything sampling cost the client host in CPU seconds (complete after close)."""
+        return self.thread_cpu_s + self.child_cpu_s
 
     @property
     def files(self) -> dict[str, str]:
@@ -76,6 +84,13 @@ class MetricsSampler:
 
     def start(self) -> None:
         """Opens the files and takes the baseline samples (call just before the run)."""
+        cpu_before_s = time.thread_time()
+        self._start()
+        self.thread_cpu_s += time.thread_time() - cpu_before_s
+        self._thread = threading.Thread(target=self._work, name="oltplab-metrics", daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
         self._system_prev = system.snapshot()
         if "system" in self.kinds:
             self._system_writer = self._open(SYSTEM_METRICS_FILE, system.columns(self._system_prev))
@@ -89,8 +104,6 @@ class MetricsSampler:
             self._server_writer = self._open(
                 SERVER_METRICS_FILE, [name for name, _ in self._server_columns]
             )
-        self._thread = threading.Thread(target=self._work, name="oltplab-metrics", daemon=True)
-        self._thread.start()
 
     def on_event(self, event: Json) -> None:
         if event.get("event") == "interval":
@@ -103,7 +116,7 @@ class MetricsSampler:
             self._thread.join()
             self._thread = None
         if self._probe is not None:
-            self._probe.close()
+            self.child_cpu_s += self._probe.close()
         for f in self._files:
             with contextlib.suppress(OSError):
                 f.close()
@@ -117,9 +130,11 @@ class MetricsSampler:
         return writer
 
     def _work(self) -> None:
+        cpu_before_s = time.thread_time()
         while True:
             t_s = self._ticks.get()
             if t_s == _STOP:
+                self.thread_cpu_s += time.thread_time() - cpu_before_s
                 return
             late = self._ticks.qsize() > 0  # another tick is waiting: this one is stale
             self._sample(t_s, late)

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from oltplab.exceptions import ConfigError
@@ -108,6 +109,24 @@ class _Client:
             out.append(line)
         return []
 
+    def cpu_s(self) -> float:
+        """CPU seconds the client process has used so far; 0 once gone. /proc/PID/schedstat
+        counts nanoseconds (the few ms a run's samples cost vanish in /proc/PID/stat's 10 ms
+        ticks); its utime + stime is the fallback."""
+        if self.proc is None:
+            return 0.0
+        proc_dir = Path(f"/proc/{self.proc.pid}")
+        try:
+            return int((proc_dir / "schedstat").read_text().split()[0]) / 1e9
+        except (OSError, IndexError, ValueError):
+            pass
+        try:
+            fields = (proc_dir / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return 0.0
+        # utime and stime are fields 14 and 15 of /proc/PID/stat (1-based; fields[0] is 3).
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self) -> None:
         if self.proc is not None:
             if self.proc.stdin is not None:
@@ -175,8 +194,12 @@ class ServerProbe:
             if version and version[0].strip().isdigit() and int(version[0]) >= 170000:
                 self._pg_query = _PG17_QUERY
 
-    def close(self) -> None:
+    def close(self) -> float:
+        """Closes the connection; returns the CPU seconds its client process used (a child of
+        ours, so outside the engine's client_cpu_s: counted as sampling's cost)."""
+        cpu_s = self._client.cpu_s()  # read before it exits: /proc forgets it then
         self._client.close()
+        return cpu_s
 
     def columns(self) -> list[tuple[str, bool]]:
         if self.scheme.startswith("postgres"):
