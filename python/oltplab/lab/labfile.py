@@ -408,10 +408,11 @@ def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
                 raise r.fail(
                     (*path, "options", key), f"the lab sets this for every cell: use {owner}"
                 )
-        try:
-            r.catalog.resolve(name, options)
-        except ConfigError as e:
-            raise r.fail((*path, "options"), str(e)) from None
+        for key, value in options.items():  # one at a time: the error names the bad key
+            try:
+                r.catalog.resolve(name, {key: value})
+            except ConfigError as e:
+                raise r.fail((*path, "options", key), str(e)) from None
         spec = WorkloadSpec(
             name=name, threads=tuple(threads), rate=tuple(rate), options=options, label=label
         )
