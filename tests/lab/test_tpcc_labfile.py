@@ -43,7 +43,8 @@ def test_unknown_tpcc_option_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtu
     lab.write_text(TPCC.replace("warehouses = 1", "warehouse = 1"), encoding="utf-8")
     assert main(["lab", "run", str(lab), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "workloads[0].options.warehouse" in err[0]
+    assert len(err) == 1
+    assert "workloads[0].options.warehouse" in err[0]
     assert not (tmp_path / "out").exists()
 
 
