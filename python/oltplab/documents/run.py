@@ -95,6 +95,8 @@ class Summary(TypedDict):
     saturated: int
     client_cpu_s: float | None
     client_cpu_per_txn_us: float | None
+    # TPC-C runs only: tpmC, tpm_total, efficiency, by_type (docs/tpcc.md, Results)
+    tpcc: NotRequired[dict[str, Any]]
 
 
 class Fairness(TypedDict):
