@@ -26,12 +26,16 @@ DEFAULT_RESULTS_ROOT = Path("oltplab-runs")
 _OLTP_DATA_OPTIONS = frozenset(
     {"tables", "table_size", "auto_inc", "create_secondary", "secondary", "create_table_options"}
 )
+# What tpcc's prepare writes: table sets, warehouses (--warehouses overrides --scale), FKs.
+_TPCC_DATA_OPTIONS = frozenset({"tables", "scale", "warehouses", "use_fk"})
 
 
 def data_family(workload: str, options: Mapping[str, Any]) -> str:
     """Workloads whose prepared data are interchangeable share a family."""
     if workload == "bulk_insert":
         return "bulk_insert"  # its own schema: one (id, k) table per thread
+    if workload == "tpcc":
+        return "tpcc"  # the nine TPC-C tables
     if workload == "oltp_insert" and options.get("auto_inc") is False:
         return "oltp_empty"  # oltp_insert without auto_inc prepares empty tables
     return "oltp"
@@ -40,6 +44,8 @@ def data_family(workload: str, options: Mapping[str, Any]) -> str:
 def data_options(family: str, options: Mapping[str, Any]) -> dict[str, Any]:
     if family == "bulk_insert":
         names = {"threads"}  # bulk_insert prepares one table per thread
+    elif family == "tpcc":
+        names = set(_TPCC_DATA_OPTIONS)
     else:
         names = {n for n in options if n in _OLTP_DATA_OPTIONS or n.startswith("rand_")}
     return {n: options[n] for n in sorted(names) if n in options}

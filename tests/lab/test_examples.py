@@ -10,8 +10,8 @@ from tests.conftest import ROOT
 EXAMPLES = sorted((ROOT / "examples" / "labs").glob("*.toml"))
 
 
-def test_the_four_seed_examples_exist() -> None:
-    assert [p.stem for p in EXAMPLES] == ["flushing", "servers", "stability", "threadpool"]
+def test_the_seed_examples_exist() -> None:
+    assert [p.stem for p in EXAMPLES] == ["flushing", "servers", "stability", "threadpool", "tpcc"]
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)

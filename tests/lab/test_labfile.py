@@ -63,7 +63,12 @@ def test_a_server_without_configs_has_default() -> None:
             "workloads[0].name",
             "unknown workload",
         ),
-        (("table_size = 100", "table_sise = 100"), 19, "workloads[0].options", "--table-sise"),
+        (
+            ("table_size = 100", "table_sise = 100"),
+            19,
+            "workloads[0].options.table_sise",
+            "--table-sise",
+        ),
         (("tables = 1,", "tables = 1, time = 3,"), 19, "workloads[0].options.time", "[lab] time"),
         (
             ('thread_handling = "pool-of-threads"', "thread_handling = [1]"),

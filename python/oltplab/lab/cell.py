@@ -70,7 +70,13 @@ def run_options(ctx: LabContext, w: WorkloadSpec, cell: CellRecord) -> dict[str,
 
 def _prepare_options(w: WorkloadSpec) -> dict[str, Any]:
     options = dict(w.options)
-    if "threads" not in options and w.name != "bulk_insert":
+    if "threads" not in options and w.name == "tpcc":
+        # TPC-C loads one warehouse per loader: as many loaders as warehouses (up to the CPUs).
+        units = int(options.get("warehouses") or options.get("scale", 1)) * int(
+            options.get("tables", 1)
+        )
+        options["threads"] = max(1, min(units, cpu_count()))
+    elif "threads" not in options and w.name != "bulk_insert":
         # Tables load in parallel, one connection each (as sysbench's prepare --threads).
         options["threads"] = max(1, min(int(options.get("tables", 1)), cpu_count()))
     return options

@@ -406,16 +406,7 @@ def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
             "a table of options",
             {},
         )
-        for key in options:
-            owner = _LAB_OWNED.get(key.replace("-", "_"))
-            if owner is not None:
-                raise r.fail(
-                    (*path, "options", key), f"the lab sets this for every cell: use {owner}"
-                )
-        try:
-            r.catalog.resolve(name, options)
-        except ConfigError as e:
-            raise r.fail((*path, "options"), str(e)) from None
+        _check_options(r, path, name, options)
         spec = WorkloadSpec(
             name=name, threads=tuple(threads), rate=tuple(rate), options=options, label=label
         )
@@ -423,6 +414,18 @@ def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
             raise r.fail((*path, "name"), f'a second {spec.key!r}: give one of them label = "..."')
         out.append(spec)
     return tuple(out)
+
+
+def _check_options(r: _Reader, path: Path_, workload: str, options: dict[str, Any]) -> None:
+    """Each option on its own, so an error names the very key that is wrong."""
+    for key, value in options.items():
+        owner = _LAB_OWNED.get(key.replace("-", "_"))
+        if owner is not None:
+            raise r.fail((*path, "options", key), f"the lab sets this for every cell: use {owner}")
+        try:
+            r.catalog.resolve(workload, {key: value})
+        except ConfigError as e:
+            raise r.fail((*path, "options", key), str(e)) from None
 
 
 def _positive_ints(v: Any) -> list[int] | None:

@@ -49,6 +49,8 @@ class WorkloadResults:
     loads: list[float] = field(default_factory=list)
     tps: dict[tuple[float, str], Estimate | None] = field(default_factory=dict)
     p95_ms: dict[tuple[float, str], Estimate | None] = field(default_factory=dict)
+    # TPC-C cells only: New-Orders per minute (summary.tpcc.tpmC, NOPM in HammerDB's words)
+    tpmc: dict[tuple[float, str], Estimate | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         def cells(table: dict[tuple[float, str], Estimate | None]) -> list[dict[str, Any]]:
@@ -69,11 +71,19 @@ class WorkloadResults:
             "columns": self.columns,
             "tps": cells(self.tps),
             "p95_ms": cells(self.p95_ms),
+            "tpmC": cells(self.tpmc) if self.tpmc else None,
         }
 
 
-def _metric_values(lab_dir: Path, cells: list[CellRecord]) -> tuple[list[float], list[float]]:
-    tps, p95 = [], []
+@dataclass
+class _Values:
+    tps: list[float] = field(default_factory=list)
+    p95: list[float] = field(default_factory=list)
+    tpmc: list[float] = field(default_factory=list)
+
+
+def _metric_values(lab_dir: Path, cells: list[CellRecord]) -> _Values:
+    out = _Values()
     for cell in cells:
         if cell.status != "done" or cell.run_dir is None:
             continue
@@ -83,10 +93,13 @@ def _metric_values(lab_dir: Path, cells: list[CellRecord]) -> tuple[list[float],
             continue
         if summary is None:
             continue
-        tps.append(float(summary["tps"]))
+        out.tps.append(float(summary["tps"]))
         if summary["latency_ms"]["p95"] is not None:
-            p95.append(float(summary["latency_ms"]["p95"]))
-    return tps, p95
+            out.p95.append(float(summary["latency_ms"]["p95"]))
+        tpcc = summary.get("tpcc")
+        if tpcc is not None and tpcc.get("tpmC") is not None:
+            out.tpmc.append(float(tpcc["tpmC"]))
+    return out
 
 
 def lab_results(lab_dir: Path, doc: LabDocument) -> list[WorkloadResults]:
@@ -107,9 +120,11 @@ def lab_results(lab_dir: Path, doc: LabDocument) -> list[WorkloadResults]:
                     if f"{c.server}/{c.config}" == column
                     and (c.rate if c.rate is not None else float(c.threads)) == load
                 ]
-                tps, p95 = _metric_values(lab_dir, group)
-                results.tps[(load, column)] = estimate(tps)
-                results.p95_ms[(load, column)] = estimate(p95)
+                values = _metric_values(lab_dir, group)
+                results.tps[(load, column)] = estimate(values.tps)
+                results.p95_ms[(load, column)] = estimate(values.p95)
+                if values.tpmc:
+                    results.tpmc[(load, column)] = estimate(values.tpmc)
         out.append(results)
     return out
 
@@ -144,10 +159,13 @@ def _relative(r: WorkloadResults) -> str:
 
 def workload_text(r: WorkloadResults) -> str:
     parts = []
-    for title, table, digits in (("tps", r.tps, 1), ("p95 latency, ms", r.p95_ms, 2)):
+    tables = [("tps", r.tps, 1), ("p95 latency, ms", r.p95_ms, 2)]
+    if r.tpmc:  # TPC-C: the headline number (TPC-C-like, unaudited)
+        tables.insert(0, ("tpmC (New-Orders/min, TPC-C-like, unaudited)", r.tpmc, 0))
+    for title, table, digits in tables:
         rows = [
             [f"{load:g}"]
-            + [(e.text(digits) if (e := table[(load, c)]) else "-") for c in r.columns]
+            + [(e.text(digits) if (e := table.get((load, c))) else "-") for c in r.columns]
             for load in r.loads
         ]
         parts.append(
