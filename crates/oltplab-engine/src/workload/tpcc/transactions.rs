@@ -7,7 +7,7 @@ use crate::driver::{DbError, DbResult, Dialect, QueryResult, Value};
 use crate::workload::EventCtx;
 
 use super::random::{int, money, money_value, number, text};
-use super::statements::{batch, id, Batch, Sql};
+use super::statements::{batch, id, line_chunks, Batch, Sql, MAX_LINES};
 use super::terminal::{Customer, Home, Input, Line};
 use super::{Tpcc, SQL_KIND};
 
@@ -100,11 +100,13 @@ impl Tpcc {
         ctx.exec(id(Sql::NoNewOrder, t), &[Value::Int(o_id), int_value(d), int_value(w)]).await?;
         let n = lines.len();
         // All the order's items in one read, all its stock rows locked in one more.
-        let item_ids: Vec<Value> = lines.iter().map(|l| int_value(l.i_id)).collect();
-        let items = ctx.exec_rows(batch(Batch::Items, t, n), &item_ids).await?;
+        // Both reads take MAX_LINES keys: a shorter order repeats its first.
+        let padded = || lines.iter().chain(std::iter::repeat_n(&lines[0], MAX_LINES - n));
+        let item_ids: Vec<Value> = padded().map(|l| int_value(l.i_id)).collect();
+        let items = ctx.exec_rows(batch(Batch::Items, t, MAX_LINES), &item_ids).await?;
         let price_cents: HashMap<i64, i64> = items.rows.iter().map(|r| (int(&r[0]), cents(&r[1]))).collect();
-        let keys: Vec<Value> = lines.iter().flat_map(|l| [int_value(l.i_id), int_value(l.supply_w)]).collect();
-        let stocks = ctx.exec_rows(batch(Batch::Stocks, t, n), &keys).await?;
+        let keys: Vec<Value> = padded().flat_map(|l| [int_value(l.i_id), int_value(l.supply_w)]).collect();
+        let stocks = ctx.exec_rows(batch(Batch::Stocks, t, MAX_LINES), &keys).await?;
         // (i_id, w) -> (quantity, S_DIST_xx of the order's district); an item ordered twice
         // from one warehouse updates its stock row twice, from the quantity the first left.
         let dist_column = 3 + d as usize;
@@ -151,7 +153,12 @@ impl Tpcc {
                 Value::Text(dist_info.clone()),
             ]);
         }
-        ctx.exec(batch(Batch::Lines, t, n), &order_lines).await?;
+        let mut first_row = 0;
+        for rows in line_chunks(n) {
+            let params = &order_lines[9 * first_row..9 * (first_row + rows)];
+            ctx.exec(batch(Batch::Lines, t, rows), params).await?;
+            first_row += rows;
+        }
         Self::commit(ctx).await?;
         Ok(Outcome::Committed)
     }
