@@ -33,11 +33,12 @@ from oltplab.servers import (  # noqa: E402
     ManagedServer,
     MariaDBServer,
     PostgresServer,
+    ServerSettings,
     open_server,
 )
 from oltplab.servers.state import STATE_FILE  # noqa: E402
 from tests.fakecore import FakeCore  # noqa: E402
-from tests.servers.settings import TEST_SERVER_SETTINGS  # noqa: E402
+from tests.servers.settings import PG_TEST_SERVER_SETTINGS, TEST_SERVER_SETTINGS  # noqa: E402
 
 Server = TypeVar("Server", bound=ManagedServer)
 
@@ -89,7 +90,7 @@ def mariadb(servers_root: Path) -> Iterator[MariaDBServer]:
 @pytest.fixture(scope="session")
 def postgres(servers_root: Path) -> Iterator[PostgresServer]:
     """The session's PostgreSQL (Debian's), on a loopback port of its own."""
-    yield from _serve(PostgresServer, servers_root / "postgresql")
+    yield from _serve(PostgresServer, servers_root / "postgresql", PG_TEST_SERVER_SETTINGS)
 
 
 @pytest.fixture(scope="module")
@@ -118,10 +119,12 @@ def server_dir(servers_root: Path) -> Iterator[Path]:
         open_server(path).stop()
 
 
-def _serve(cls: type[Server], base_dir: Path) -> Iterator[Server]:
+def _serve(
+    cls: type[Server], base_dir: Path, settings: ServerSettings = TEST_SERVER_SETTINGS
+) -> Iterator[Server]:
     problem = None
     try:
-        server = cls(base_dir, TEST_SERVER_SETTINGS)
+        server = cls(base_dir, settings)
         server.start()
     except OltpLabError as e:
         problem = str(e)

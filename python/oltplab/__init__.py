@@ -104,8 +104,9 @@ def cleanup(
     return runner.cleanup(workload, db, options, on_event=on_event)
 
 
-def check(workload: str = "tpcc", db: str = "", **options: Any) -> Json:
-    """TPC-C's consistency conditions (clause 3.3.2.1-12) on `db`: {"driver", "table_sets",
+def check(workload: str = "tpcc", db: str | None = None, **options: Any) -> Json:
+    """TPC-C's consistency conditions (clause 3.3.2.1-12) on `db` (without it: the default
+    SQLite database `prepare` and `run` use): {"driver", "table_sets",
     "passed", "conditions": [{"table_set", "number", "description", "offending", "status"}]}."""
     return runner.check(workload, db, options)
 

@@ -32,10 +32,8 @@ _TPCC_DATA_OPTIONS = frozenset({"tables", "scale", "warehouses", "use_fk"})
 
 def data_family(workload: str, options: Mapping[str, Any]) -> str:
     """Workloads whose prepared data are interchangeable share a family."""
-    if workload == "bulk_insert":
-        return "bulk_insert"  # its own schema: one (id, k) table per thread
-    if workload == "tpcc":
-        return "tpcc"  # the nine TPC-C tables
+    if workload in ("bulk_insert", "tpcc"):
+        return workload  # its own schema (bulk_insert: one (id, k) table per thread)
     if workload == "oltp_insert" and options.get("auto_inc") is False:
         return "oltp_empty"  # oltp_insert without auto_inc prepares empty tables
     return "oltp"
@@ -45,7 +43,7 @@ def data_options(family: str, options: Mapping[str, Any]) -> dict[str, Any]:
     if family == "bulk_insert":
         names = {"threads"}  # bulk_insert prepares one table per thread
     elif family == "tpcc":
-        names = set(_TPCC_DATA_OPTIONS)
+        names = {n for n in options if n in _TPCC_DATA_OPTIONS}
     else:
         names = {n for n in options if n in _OLTP_DATA_OPTIONS or n.startswith("rand_")}
     return {n: options[n] for n in sorted(names) if n in options}
@@ -67,7 +65,7 @@ class DefaultDb:
     ) -> "DefaultDb":
         """`options`: every option value (Catalog.resolve)."""
         family = data_family(workload, options)
-        name = "bulk_insert.db" if family == "bulk_insert" else "sbtest.db"
+        name = f"{family}.db" if family in ("bulk_insert", "tpcc") else "sbtest.db"
         return cls(results_root / name, family, data_options(family, options))
 
     @property

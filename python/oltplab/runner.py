@@ -14,6 +14,7 @@ from oltplab._fsutil import remove_empty_dir
 from oltplab._types import EventHandler, Json
 from oltplab.catalog import load_catalog
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT, DefaultDb
+from oltplab.exceptions import NotPreparedError
 from oltplab.metrics import MetricsSampler
 from oltplab.redact import check_db_url
 from oltplab.rundir import Run, RunWriter, create_default_run_dir, create_run_dir
@@ -77,9 +78,24 @@ def cleanup(
     return engine.cleanup(engine.build_spec(workload, db, options), on_event)
 
 
-def check(workload: str, db: str, options: Mapping[str, Any]) -> Json:
-    """Runs the workload's consistency checks (TPC-C's clause 3.3.2) against `db`."""
-    load_catalog().resolve(workload, options)
+def check(
+    workload: str,
+    db: str | None,
+    options: Mapping[str, Any],
+    *,
+    results_root: Path = DEFAULT_RESULTS_ROOT,
+) -> Json:
+    """Runs the workload's consistency checks (TPC-C's clause 3.3.2) against `db`; without it,
+    against the default SQLite database `prepare` and `run` use (which must exist)."""
+    effective = load_catalog().resolve(workload, options)
+    if db is None:
+        default = DefaultDb.for_workload(results_root, workload, effective)
+        if not default.is_current():
+            raise NotPreparedError(
+                f"no prepared default database for {workload} at this shape "
+                f"({default.url}): run `oltplab prepare {workload}` with the same options first"
+            )
+        db = default.url
     return engine.check(engine.build_spec(workload, db, options))
 
 

@@ -32,6 +32,12 @@ ORDERS_AND_RUN_PAYMENTS = (
     f"SELECT (SELECT COUNT(*) FROM orders1), (SELECT COUNT(*) FROM history1 WHERE {RUN_HISTORY})"
 )
 
+# Per warehouse: its districts' next order ids, which each committed New-Order advances.
+NEXT_ORDER_IDS = (
+    "SELECT (SELECT SUM(d_next_o_id) FROM district1 WHERE d_w_id = 1), "
+    "(SELECT SUM(d_next_o_id) FROM district1 WHERE d_w_id = 2)"
+)
+
 
 @dataclass
 class Target:
@@ -135,6 +141,7 @@ def test_a_run_keeps_the_database_consistent_and_follows_the_spec(
     target: Target, tmp_path: Path
 ) -> None:
     before_orders, before_history = target.ints(ORDERS_AND_RUN_PAYMENTS)
+    next_ids = target.ints(NEXT_ORDER_IDS)
     # SQLite: 10,000 transactions; the servers under test: 30 s (a few thousand).
     limit: dict[str, Any] = (
         {"events": 10_000, "time": 0} if target.name == "sqlite" else {"time": 30}
@@ -166,6 +173,12 @@ def test_a_run_keeps_the_database_consistent_and_follows_the_spec(
     after_orders, after_history = target.ints(ORDERS_AND_RUN_PAYMENTS)
     assert after_orders - before_orders == new_orders - rollbacks
     assert after_history - before_history == by_type["payment"]["count"]
+
+    # Terminals spread evenly over the warehouses (4 homes each), and stay there: each
+    # warehouse's districts took about half of the committed New-Orders.
+    per_warehouse = [a - b for a, b in zip(target.ints(NEXT_ORDER_IDS), next_ids, strict=True)]
+    assert sum(per_warehouse) == new_orders - rollbacks
+    assert all(n > 0.3 * sum(per_warehouse) for n in per_warehouse), per_warehouse
 
     # Remote rates, on the server: 1% of order lines, 15% of payments.
     lines, remote_lines = target.ints(
@@ -271,6 +284,19 @@ N_EVENTS = 20
 ONLY = {t: ",".join("1" if u == t else "0" for u in TYPES) for t in TYPES}
 
 
+def _next_order_ids(target: Target) -> dict[tuple[int, int], int]:
+    rows = target.query("SELECT d_w_id, d_id, d_next_o_id FROM district1")
+    return {(int(w), int(d)): int(o) for w, d, o in rows}
+
+
+def _line_inserts_since(target: Target, next_ids: dict[tuple[int, int], int]) -> int:
+    """Order-line INSERTs of the orders committed since `next_ids`: one per bit set in the
+    order's line count (chunks of 8, 4, 2 and 1 rows)."""
+    rows = target.query("SELECT o_w_id, o_d_id, o_id, o_ol_cnt FROM orders1 WHERE o_id > 3000")
+    new = [int(n) for w, d, o, n in rows if int(o) >= next_ids[(int(w), int(d))]]
+    return sum(bin(n).count("1") for n in new)
+
+
 def _com(target: Target) -> dict[str, int]:
     names = ("select", "insert", "update", "delete", "begin", "commit", "rollback")
     # Plain SHOW: with a WHERE clause, reading the status would itself move Com_select.
@@ -285,6 +311,7 @@ def test_statements_per_type_match_the_profile_on_the_server(
 ) -> None:
     """One terminal runs one type only (--weights): MariaDB's Com_* counters show each profile's
     statements (clauses 2.4.2-2.8.2), and nothing else but the pre-flight check's one SELECT."""
+    next_ids = _next_order_ids(target)  # a SELECT, before the counters are read
     before = _com(target)
     lines_before = target.ints("SELECT COUNT(*) FROM order_line1")[0]
     result = oltplab.run(
@@ -310,12 +337,14 @@ def test_statements_per_type_match_the_profile_on_the_server(
     if ty == "new_order":
         rollbacks = tpcc["by_type"]["new_order"]["rollbacks"]
         assert got["rollback"] == rollbacks  # the intended rollbacks, and no other
-        processed_lines = got["insert"] - 2 * n  # ORDER and NEW-ORDER rows, then one per line
+        # ORDER and NEW-ORDER rows, then a committed order's lines in chunks of 8, 4, 2, 1
+        assert got["insert"] == 2 * n + _line_inserts_since(target, next_ids)
         committed_lines = target.ints("SELECT COUNT(*) FROM order_line1")[0] - lines_before
-        assert processed_lines >= committed_lines
-        assert got["update"] == n + processed_lines  # the district, then each line's stock
-        # warehouse, district, customer; item and stock per line; the failing item read
-        assert got["select"] == 3 * n + 2 * processed_lines + rollbacks + check_select
+        # the district, then each line's stock (a rolled-back order's valid lines, up to 14)
+        stock_updates = got["update"] - n
+        assert committed_lines <= stock_updates <= committed_lines + 14 * rollbacks
+        # warehouse, district, customer; then all the order's items, all its stock rows
+        assert got["select"] == 5 * n + check_select
         assert got["delete"] == 0
     elif ty == "payment":
         assert (got["insert"], got["update"], got["delete"]) == (n, 3 * n, 0)
@@ -332,3 +361,127 @@ def test_statements_per_type_match_the_profile_on_the_server(
     else:
         assert (got["insert"], got["update"], got["delete"]) == (0, 0, 0)
         assert got["select"] == 2 * n + check_select
+
+
+# pg_stat_statements' texts name the statement by its first word and (first) table; the customer
+# read by last name (ORDER BY c_first) and Payment's read of a bad-credit customer's C_DATA are
+# told apart.
+_PGSS = (
+    "SELECT CASE WHEN s.query LIKE '%c_last=$3 ORDER BY c_first%' THEN 'by_name' "
+    "WHEN s.query LIKE 'SELECT c_data FROM%' THEN 'select c_data' "
+    "ELSE lower(split_part(ltrim(s.query), ' ', 1)) || ' ' || coalesce(substring(s.query "
+    "from '(warehouse|district|customer|history|new_orders|orders|order_line|stock|item)1'), '') "
+    "END, sum(s.calls) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+    "WHERE d.datname = current_database() GROUP BY 1"
+)
+
+
+def _pgss_reset(target: Target) -> None:
+    target.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    target.query("SELECT pg_stat_statements_reset()")
+
+
+def _pgss(target: Target) -> dict[str, int]:
+    """Calls per statement kind since the reset (the counters are in shared memory as soon as
+    a statement ends), without the reading query itself."""
+    return {k.strip(): int(float(v)) for k, v in target.query(_PGSS) if int(float(v))}
+
+
+@pytest.mark.parametrize("target", ["postgres"], indirect=True)
+@pytest.mark.parametrize("ty", TYPES)
+def test_statements_per_type_match_the_profile_in_pg_stat_statements(
+    target: Target, ty: str, tmp_path: Path
+) -> None:
+    """As the MariaDB test above, per statement: pg_stat_statements' calls of each statement
+    text are what clauses 2.4.2-2.8.2 prescribe for the transactions the engine counted."""
+    lines_before = target.ints("SELECT COUNT(*) FROM order_line1")[0]
+    next_ids = _next_order_ids(target)
+    _pgss_reset(target)
+    result = oltplab.run(
+        "tpcc", target.url, out=tmp_path / ty, scale=2, threads=1, events=N_EVENTS, time=0,
+        weights=ONLY[ty],
+    )  # fmt: skip
+    assert result.manifest["complete"], result.manifest["error"]
+    tpcc = result.manifest["summary"]["tpcc"]
+    n = tpcc["by_type"][ty]["count"]
+    assert n == N_EVENTS
+    got = _pgss(target)
+    # Not TPC-C's: CREATE EXTENSION, the reset, and the pre-flight's reads (no TPC-C table).
+    got = {k: v for k, v in got.items() if " " in k or k in ("begin", "commit", "rollback")}
+    rollbacks = tpcc["by_type"][ty]["rollbacks"]
+    expected: dict[str, int] = {"begin": n, "commit": n - rollbacks}
+    if rollbacks:
+        expected["rollback"] = rollbacks
+    if ty == "new_order":
+        committed_lines = target.ints("SELECT COUNT(*) FROM order_line1")[0] - lines_before
+        stock_updates = got.get("update stock", 0)  # a rolled-back order's valid lines too
+        assert committed_lines <= stock_updates <= committed_lines + 14 * rollbacks
+        expected |= {
+            "select warehouse": n, "select district": n, "update district": n,
+            "select customer": n, "insert orders": n, "insert new_orders": n,
+            "select item": n, "select stock": n, "update stock": stock_updates,
+            # a committed order's lines in chunks of 8, 4, 2 and 1 rows
+            "insert order_line": _line_inserts_since(target, next_ids),
+        }  # fmt: skip
+    elif ty == "payment":
+        expected |= {
+            "update warehouse": n, "select warehouse": n, "update district": n,
+            "select district": n, "select customer": n, "update customer": n,
+            "insert history": n,
+        }  # fmt: skip
+        # By last name (60%) and bad credit (10%): drawn, so any count, seen in the text.
+        expected |= {k: got[k] for k in ("by_name", "select c_data") if k in got}
+    elif ty == "order_status":
+        by_name = got.get("by_name", 0)
+        expected |= {"select customer": n, "select orders": n, "select order_line": n}
+        if by_name:
+            expected["by_name"] = by_name
+    elif ty == "delivery":
+        delivered = 10 * n - tpcc["delivery_skipped_districts"]
+        assert delivered > 0
+        expected |= {
+            "select new_orders": 10 * n, "delete new_orders": delivered,
+            "select orders": delivered, "update orders": delivered,
+            "update order_line": delivered, "select order_line": delivered,
+            "update customer": delivered,
+        }  # fmt: skip
+    else:
+        expected |= {"select district": n, "select order_line": n}  # its join of stock
+    assert got == expected
+
+
+@pytest.mark.parametrize("target", ["postgres"], indirect=True)
+def test_by_last_name_selections_on_the_server_are_60_percent(
+    target: Target, tmp_path: Path
+) -> None:
+    """Over 8 terminals on 2 warehouses, ≥ 2,000 Payments and Order-Statuses: the server ran the
+    by-last-name customer read for 60% of them (clauses 2.5.1.2, 2.6.1.2)."""
+    _pgss_reset(target)
+    result = oltplab.run(
+        "tpcc", target.url, out=tmp_path / "r", scale=2, threads=8, events=4_000, time=0,
+        weights="0,50,50,0,0",
+    )  # fmt: skip
+    assert result.manifest["complete"], result.manifest["error"]
+    by_type = result.manifest["summary"]["tpcc"]["by_type"]
+    customers = by_type["payment"]["count"] + by_type["order_status"]["count"]
+    by_name = _pgss(target).get("by_name", 0)
+    assert _within(by_name, customers, 0.60), (by_name, customers)
+
+
+def test_check_without_db_uses_the_default_database_of_prepare_and_run(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(["check", "tpcc", "--scale", "1"]) == 2  # nothing prepared yet
+    assert "oltplab prepare tpcc" in capsys.readouterr().err
+    assert cli_main(["prepare", "tpcc", "--scale", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Prepared 1 warehouse(s) in 1 TPC-C table set(s) (9 tables)" in out, out
+    # Its own file: not sysbench's sbtest.db, which oltp_* workloads would take for theirs.
+    assert (in_tmp / "oltplab-runs" / "tpcc.db").is_file()
+    assert not (in_tmp / "oltplab-runs" / "sbtest.db").exists()
+    assert cli_main(["run", "tpcc", "--scale", "1", "--events", "200", "--time", "0"]) == 0
+    capsys.readouterr()
+    assert cli_main(["check", "tpcc", "--scale", "1"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("all conditions hold")
+    # Another shape is another database, not prepared yet.
+    assert cli_main(["check", "tpcc", "--scale", "2"]) == 2

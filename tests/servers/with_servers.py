@@ -20,7 +20,7 @@ from types import FrameType
 
 from oltplab.exceptions import OltpLabError
 from oltplab.servers import ManagedServer, MariaDBServer, PostgresServer
-from tests.servers.settings import TEST_SERVER_SETTINGS
+from tests.servers.settings import PG_TEST_SERVER_SETTINGS, TEST_SERVER_SETTINGS
 
 USAGE = "usage: python -m tests.servers.with_servers -- COMMAND [ARG...]"
 
@@ -33,7 +33,7 @@ def main(argv: Sequence[str]) -> int:
     root = Path(tempfile.mkdtemp(prefix="oltplab-servers-"))
     root.chmod(0o711)  # when we are root, the servers' accounts must enter it
     mariadb = MariaDBServer(root / "mariadb", TEST_SERVER_SETTINGS)
-    postgres = PostgresServer(root / "postgresql", TEST_SERVER_SETTINGS)
+    postgres = PostgresServer(root / "postgresql", PG_TEST_SERVER_SETTINGS)
     code = 1
     try:
         for server in (mariadb, postgres):

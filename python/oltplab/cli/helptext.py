@@ -55,7 +55,7 @@ commands:
   run        run the workload: live progress, sysbench's interval lines and final report,
              and a run directory (run.json, intervals.csv, latency.hlog)
   cleanup    drop the workload's tables (without --db: delete oltplab's SQLite database)
-  check      TPC-C's consistency conditions: `oltplab check tpcc --db URL [--json]`
+  check      TPC-C's consistency conditions: `oltplab check tpcc [--db URL] [--json]`
   sysbench   drop-in mode: sysbench 1.0.20's command line and output, e.g.
              `oltplab sysbench oltp_read_write --mysql-host=... --threads=8 run`
   import     a sysbench log as a run directory: `oltplab import sysbench.log --out DIR`

@@ -1,4 +1,5 @@
-"""`oltplab check tpcc --db URL [--tables N] [--json]`: TPC-C's consistency conditions
+"""`oltplab check tpcc [--db URL] [--tables N] [--json]` (without --db: the default SQLite
+database of `prepare`/`run`): TPC-C's consistency conditions
 (clause 3.3.2.1-12), each with pass/fail and the rows that break it; exit 1 on a failure."""
 
 import json
@@ -37,8 +38,6 @@ def main(args: list[str]) -> int:
         raise ConfigError(
             f"check supports tpcc only, not {parsed.workload}: `oltplab check tpcc --db URL`"
         )
-    if parsed.db is None:
-        raise ConfigError("check needs the database: `oltplab check tpcc --db URL`")
     report = runner.check(parsed.workload, parsed.db, parsed.options)
     print(
         json.dumps(report, indent=2) if as_json else report_text(report),

@@ -1,6 +1,8 @@
 """`oltplab prepare [WORKLOAD] [--db URL] [options]`."""
 
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from oltplab import runner
 from oltplab._types import Json
@@ -29,6 +31,16 @@ def _distributed(parsed: VerbArgs, display: PrepareDisplay) -> Json:
     )
 
 
+def prepared_what(workload: str, options: Mapping[str, Any], result: Json) -> str:
+    """What prepare made, in the user's units: the engine's `tables` are its load units
+    (for tpcc: one per warehouse and one for each table set's items)."""
+    if workload != "tpcc":
+        return f"{result.get('tables', '?')} table(s)"
+    effective = load_catalog().resolve(workload, options)
+    sets, warehouses = effective["tables"], effective["warehouses"] or effective["scale"]
+    return f"{warehouses} warehouse(s) in {sets} TPC-C table set(s) ({9 * sets} tables)"
+
+
 def main(args: list[str]) -> int:
     catalog = load_catalog()
     parsed = parse_verb("prepare", args, catalog)
@@ -47,6 +59,6 @@ def main(args: list[str]) -> int:
     finally:
         display.done()
     where = redact_url(parsed.db) if parsed.db else "the default SQLite database"
-    tables, duration_s = result.get("tables", "?"), result["duration_s"]
-    print(f"Prepared {tables} table(s) in {where} in {duration_s:.2f}s")
+    print(f"Prepared {prepared_what(parsed.workload, parsed.options, result)} in {where} "
+          f"in {result['duration_s']:.2f}s")  # fmt: skip
     return exitcodes.OK

@@ -1,11 +1,13 @@
 //! The five transaction profiles of clauses 2.4.2, 2.5.2, 2.6.2, 2.7.4 and 2.8.2, each between
 //! an explicit BEGIN and COMMIT (New-Order's intended 1% ends in ROLLBACK instead).
 
+use std::collections::HashMap;
+
 use crate::driver::{DbError, DbResult, Dialect, QueryResult, Value};
 use crate::workload::EventCtx;
 
 use super::random::{int, money, money_value, number, text};
-use super::statements::{id, stock_read, Sql};
+use super::statements::{batch, id, line_chunks, Batch, Sql, MAX_LINES};
 use super::terminal::{Customer, Home, Input, Line};
 use super::{Tpcc, SQL_KIND};
 
@@ -96,30 +98,50 @@ impl Tpcc {
         ];
         ctx.exec(id(Sql::NoOrder, t), &order).await?;
         ctx.exec(id(Sql::NoNewOrder, t), &[Value::Int(o_id), int_value(d), int_value(w)]).await?;
+        let n = lines.len();
+        // All the order's items in one read, all its stock rows locked in one more.
+        // Both reads take MAX_LINES keys: a shorter order repeats its first.
+        let padded = || lines.iter().chain(std::iter::repeat_n(&lines[0], MAX_LINES - n));
+        let item_ids: Vec<Value> = padded().map(|l| int_value(l.i_id)).collect();
+        let items = ctx.exec_rows(batch(Batch::Items, t, MAX_LINES), &item_ids).await?;
+        let price_cents: HashMap<i64, i64> = items.rows.iter().map(|r| (int(&r[0]), cents(&r[1]))).collect();
+        let keys: Vec<Value> = padded().flat_map(|l| [int_value(l.i_id), int_value(l.supply_w)]).collect();
+        let stocks = ctx.exec_rows(batch(Batch::Stocks, t, MAX_LINES), &keys).await?;
+        // (i_id, w) -> (quantity, S_DIST_xx of the order's district); an item ordered twice
+        // from one warehouse updates its stock row twice, from the quantity the first left.
+        let dist_column = 3 + d as usize;
+        let mut stock: HashMap<(i64, i64), (i64, String)> = stocks
+            .rows
+            .iter()
+            .map(|r| ((int(&r[0]), int(&r[1])), (int(&r[2]), text(&r[dist_column]).to_owned())))
+            .collect();
+        let mut order_lines = Vec::with_capacity(9 * n);
         for (number_in_order, line) in (1u32..).zip(lines) {
-            let item = ctx.exec_rows(id(Sql::NoItem, t), &[int_value(line.i_id)]).await?;
-            let Some(item) = item.rows.into_iter().next() else {
-                // "Item number is not valid": the whole order rolls back (2.4.2.3).
+            let Some(&price_cents) = price_cents.get(&i64::from(line.i_id)) else {
+                // "Item number is not valid" (the last line): the whole order rolls back
+                // (2.4.2.3), after the other lines' stock updates.
                 ctx.query(SQL_KIND, "ROLLBACK").await?;
                 return Ok(Outcome::RolledBack);
             };
-            let price_cents = cents(&item[0]);
-            let stock = ctx.exec_rows(stock_read(t, d), &[int_value(line.i_id), int_value(line.supply_w)]).await?;
-            let stock = first_row(stock, "stock row")?;
-            let quantity = int(&stock[0]);
+            let key = (i64::from(line.i_id), i64::from(line.supply_w));
+            let Some((quantity, dist_info)) = stock.get_mut(&key) else {
+                return Err(DbError::fatal(
+                    "TPCC",
+                    "stock row not found: the TPC-C data are incomplete; run `oltplab check tpcc`".to_string(),
+                ));
+            };
             let qty = i64::from(line.qty);
-            let new_quantity = if quantity >= qty + 10 { quantity - qty } else { quantity - qty + 91 };
+            *quantity = if *quantity >= qty + 10 { *quantity - qty } else { *quantity - qty + 91 };
             let remote = i64::from(line.supply_w != w);
             let update = [
-                Value::Int(new_quantity),
+                Value::Int(*quantity),
                 Value::Int(qty),
                 Value::Int(remote),
                 int_value(line.i_id),
                 int_value(line.supply_w),
             ];
             ctx.exec(id(Sql::NoStockUpdate, t), &update).await?;
-            let amount_cents = qty * price_cents;
-            let row = [
+            order_lines.extend([
                 Value::Int(o_id),
                 int_value(d),
                 int_value(w),
@@ -127,10 +149,15 @@ impl Tpcc {
                 int_value(line.i_id),
                 int_value(line.supply_w),
                 Value::Int(qty),
-                money_value(amount_cents),
-                Value::Text(text(&stock[2]).to_owned()),
-            ];
-            ctx.exec(id(Sql::NoLine, t), &row).await?;
+                money_value(qty * price_cents),
+                Value::Text(dist_info.clone()),
+            ]);
+        }
+        let mut first_row = 0;
+        for rows in line_chunks(n) {
+            let params = &order_lines[9 * first_row..9 * (first_row + rows)];
+            ctx.exec(batch(Batch::Lines, t, rows), params).await?;
+            first_row += rows;
         }
         Self::commit(ctx).await?;
         Ok(Outcome::Committed)
