@@ -186,8 +186,12 @@ def test_show_compare_and_report_read_a_distributed_run(
     assert analysis["latency_ms"]["count"] == summary["transactions"] - tail_transactions
     assert steady["tps_mean"] == pytest.approx(intervals["tps"][~tail].mean(), rel=1e-3)
     shown_ms, merged_ms = analysis["latency_ms"], summary["latency_ms"]
-    for q in ("p50", "p95", "max"):  # the merged hlog's, within its 0.1 % buckets
+    for q in ("p50", "p95"):  # the merged hlog's, within its 0.1 % buckets
         assert shown_ms[q] == pytest.approx(merged_ms[q], rel=2e-3)
+    if tail.any():  # the run's slowest may be a straggler of the short last interval
+        assert shown_ms["max"] <= merged_ms["max"] * (1 + 2e-3)
+    else:
+        assert shown_ms["max"] == pytest.approx(merged_ms["max"], rel=2e-3)
     # The analysis ranks with the hdrhistogram package's rounding, the engine with ceil(q*N):
     # in a sparse tail the two may be one recorded value apart (as in a local run).
     assert merged_ms["p95"] <= shown_ms["p99"] <= merged_ms["p99.9"]
