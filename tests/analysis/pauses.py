@@ -86,17 +86,20 @@ def write_run(
     done: list[tuple[float, float]],
     load: Load,
     interval_s: float,
+    edge_jitter_s: float = 0.0,
 ) -> Path:
-    """A run directory whose intervals hold `done`, cut every `interval_s`."""
+    """A run directory whose intervals hold `done`, cut every `interval_s` (each cut late by
+    up to `edge_jitter_s`, as a real engine's timer fires: edges off the round grid)."""
     count = round(load.run_s / interval_s)
     by_interval: list[list[int]] = [[] for _ in range(count)]
     for end, latency in done:
         k = min(int(np.ceil(end / interval_s)) - 1, count - 1)
         by_interval[max(k, 0)].append(max(1, round(latency * NS_PER_S)))
+    ends = [interval_s * (k + 1) + edge_jitter_s * ((k * 7919) % 1000) / 1000 for k in range(count)]
     events = [
         synthetic.interval_event(
-            interval_s * (k + 1),
-            interval_s=interval_s,
+            ends[k],
+            interval_s=ends[k] - (ends[k - 1] if k else 0.0),  # rounded apart from the ends
             threads=load.threads,
             values_ns=values,
         )

@@ -40,7 +40,8 @@ WAITERS_SHARE = 0.5
 # The steady rate before a stall is read from this many ordinary intervals before it: local,
 # so that a warm-up or a drift elsewhere in the run does not move the estimate.
 RATE_ROWS = 5
-# Entries of latency.hlog belong to an interval when they start within this (ms rounding).
+# Entries of latency.hlog belong to an interval when they start within this (ms rounding);
+# interval edges computed from rounded times match within it too.
 _EDGE_S = 0.002
 NS_PER_S = 1e9
 
@@ -117,7 +118,9 @@ def _outside(timeline: Timeline, stalls: Sequence[Stall]) -> npt.NDArray[np.bool
     """The ordinary intervals: those no stall (in whole intervals) touches."""
     inside = np.zeros(timeline.start_s.size, dtype=bool)
     for stall in stalls:
-        inside |= (timeline.end_s > stall.start_s) & (timeline.start_s < stall.end_s + 1e-9)
+        inside |= (timeline.end_s > stall.start_s + _EDGE_S) & (
+            timeline.start_s < stall.end_s - _EDGE_S
+        )
     return ~inside
 
 
@@ -145,7 +148,9 @@ def _row_at(timeline: Timeline, start_s: float) -> int:
 
 def _rows_of(stall: Stall, timeline: Timeline) -> range:
     first = _row_at(timeline, stall.start_s)
-    last = int(np.searchsorted(timeline.end_s, stall.end_s - 1e-9))
+    # Interval ends are rounded (intervals.csv keeps microseconds): a stall's end computed
+    # from them may pass its last interval's end by a microsecond, never by _EDGE_S.
+    last = int(np.searchsorted(timeline.end_s, stall.end_s - _EDGE_S))
     return range(first, min(last, timeline.start_s.size - 1) + 1)
 
 
