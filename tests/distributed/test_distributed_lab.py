@@ -145,7 +145,11 @@ def test_metrics_of_a_distributed_cell_are_on_the_merged_grid(
     measured = intervals["transactions"]
     # Loose bounds: the test machine is shared (a late sample's rate is spread over more time).
     rows = list(zip(questions, measured, strict=True))
-    assert questions.sum() == pytest.approx(measured.sum(), rel=0.25), rows
+    # A sample taken late leaves that interval's server cells empty (metrics/sampler.py):
+    # compare the intervals that have one.
+    sampled = questions.notna()
+    assert sampled.sum() >= len(questions) - 1, rows
+    assert questions[sampled].sum() == pytest.approx(measured[sampled].sum(), rel=0.25), rows
     ratios = (questions / measured)[measured > 100]  # not the trailing partial interval
     assert 0.75 < ratios.median() < 1.25, rows
 
