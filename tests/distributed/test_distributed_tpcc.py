@@ -39,9 +39,10 @@ def test_a_distributed_tpcc_prepare_deals_warehouses_and_is_consistent(
     mariadb_empty_db: MariaDBServer,
 ) -> None:
     assert prepared.returncode == 0, prepared.stderr
-    # Units: the item table and each warehouse of the one table set, dealt round-robin.
-    assert "client 0 built units [1, 3]" in prepared.stdout
-    assert "client 1 built units [2]" in prepared.stdout
+    # Units: each warehouse's districts and its stock, then the item table, of the one table
+    # set, dealt round-robin.
+    assert "client 0 built units [1, 3, 5]" in prepared.stdout
+    assert "client 1 built units [2, 4]" in prepared.stdout
     counted = mariadb_empty_db.query("SELECT COUNT(*) FROM warehouse1", database="sbtest")
     assert counted == [[str(WAREHOUSES)]]
     checked = oltplab("check", "tpcc", f"--db={mariadb_empty_db.url}", *DATA)

@@ -1,6 +1,6 @@
-"""A distributed prepare: the units (tables; TPC-C: each table set's items and warehouses) are
-dealt over the clients (client i builds units i+1, i+1+N, ...), each client loads its share with
-its share of --threads, in parallel, between one client's begin and end steps."""
+"""A distributed prepare: the units (tables; TPC-C: each table set's warehouses, their stock and
+its items) are dealt over the clients (client i builds units i+1, i+1+N, ...), each client loads
+its share with its share of --threads, in parallel, between one client's begin and end steps."""
 
 import time
 from collections.abc import Mapping
@@ -48,8 +48,8 @@ def prepare(
     first = placed.actors[0]
     try:
         # One client begins (the unfinished-prepare marker; TPC-C's schema) and says how many
-        # units (tables; TPC-C: item tables and warehouses) need loading; every client loads
-        # its share; one client ends (TPC-C's indexes; the marker dropped) once all loaded. A
+        # units (tables; TPC-C: warehouses, their stock, item tables) need loading; every client
+        # loads its share; one client ends (TPC-C's indexes; the marker dropped) once all loaded. A
         # prepare cut short anywhere is refused by `run`, as a local one.
         begun: Json = _engine_get(ray, first.prepare.remote(spec(1) | {"prepare_step": "begin"}))
         units = int(begun["tables"])

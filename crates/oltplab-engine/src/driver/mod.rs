@@ -8,6 +8,7 @@ pub mod password;
 mod postgres;
 mod sqlite;
 mod sqlite_queue;
+mod tab_text;
 mod target;
 pub mod url;
 

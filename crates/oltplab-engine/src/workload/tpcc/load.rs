@@ -197,7 +197,8 @@ const ORDER_LINE_COLUMNS: &[&str] = &[
     "ol_dist_info",
 ];
 
-/// Everything of warehouse `w` in table set `t`.
+/// Warehouse `w` of table set `t` with its districts and everything in them (its stock is a
+/// unit of its own: [`load_stock`]).
 pub async fn load_warehouse(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, progress: Progress<'_>) -> Result<()> {
     progress(PrepareEvent::Message(format!("Loading warehouse {w} of table set {t}...")));
     let mut warehouse = TableLoad::new(
@@ -210,7 +211,6 @@ pub async fn load_warehouse(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, prog
     row.extend([rate(rng.uniform(0, 2000)), money_value(30_000_000)]);
     warehouse.push(conn, row).await?;
     warehouse.flush(conn).await?;
-    load_stock(conn, t, w, rng).await?;
     let since = now_timestamp();
     let mut tables = DistrictTables::new(t);
     for d in 1..=DISTRICTS {
@@ -227,8 +227,9 @@ pub async fn load_warehouse(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, prog
     Ok(())
 }
 
-/// STOCK: 100,000 rows, 10% with "ORIGINAL" in `S_DATA`.
-async fn load_stock(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng) -> Result<()> {
+/// STOCK of warehouse `w`: 100,000 rows, 10% with "ORIGINAL" in `S_DATA`.
+pub async fn load_stock(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, progress: Progress<'_>) -> Result<()> {
+    progress(PrepareEvent::Message(format!("Loading the stock of warehouse {w} of table set {t}...")));
     let mut stock = TableLoad::new("stock", t, STOCK_COLUMNS);
     for i_id in 1..=ITEMS {
         let mut row = Vec::with_capacity(STOCK_COLUMNS.len());

@@ -5,6 +5,7 @@
 
 pub mod consistency;
 mod load;
+mod new_order;
 mod prepare;
 pub mod random;
 mod schema;

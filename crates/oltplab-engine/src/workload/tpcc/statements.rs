@@ -9,13 +9,11 @@ use crate::driver::{Dialect, StmtId};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Sql {
-    NoWarehouse,
+    NoCustomerWarehouse,
     NoDistrict,
     NoDistrictNext,
-    NoCustomer,
     NoOrder,
     NoNewOrder,
-    NoStockUpdate,
     PayWarehouse,
     PayWarehouseRead,
     PayDistrict,
@@ -42,69 +40,123 @@ pub enum Sql {
     Batched,
 }
 
-/// New-Order's statements over all of an order's lines at once: its item reads and its stock
-/// reads (`FOR UPDATE`, every `S_DIST_xx` column), each one statement of [`MAX_LINES`] keys, a
-/// shorter order repeating its first key (a key listed twice selects its row once); and its
-/// order-line inserts, in chunks of [`LINE_CHUNKS`] rows (a row cannot be repeated). One form
-/// per order size (5-15) cost 33 prepared statements per connection and tripled the client's
-/// memory at 1,024 connections; these are 2 + 4. The stock updates stay one per line: each
-/// sets its own quantity.
+/// New-Order's statements over all of an order's lines at once, each with [`MAX_LINES`] rows
+/// of parameters whatever the order's size, so that a connection prepares one form of each:
+/// the item read and the stock read (`FOR UPDATE`, every `S_DIST_xx` column), where a shorter
+/// order repeats its first key (a key listed twice selects its row once); the stock update and
+/// the order-line insert, which read their rows from a [`values_table`], where a shorter order
+/// pads with rows that match no stock row (item 0) or are filtered out (line number 0).
+/// A New-Order is 11 statements whatever its size, where one per line of each made 47 for 10
+/// lines: on loopback the round trips are most of the client's CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Batch {
     Items,
     Stocks,
+    StockUpdate,
     Lines,
 }
 
-/// Order lines per New-Order (clause 2.4.1.3).
-#[cfg(test)]
-const MIN_LINES: usize = 5;
+/// Order lines per New-Order at most (clause 2.4.1.3).
 pub const MAX_LINES: usize = 15;
-/// Rows per prepared order-line INSERT, largest first: an order of n lines takes one INSERT per
-/// bit set in n (5-15 lines: 1-4 INSERTs, 2.45 on average).
-pub const LINE_CHUNKS: [usize; 4] = [8, 4, 2, 1];
 
-/// Statements per table set: every [`Sql`] before `Batched`, the two reads, each line chunk.
-pub const PER_SET: usize = Sql::Batched as usize + 2 + LINE_CHUNKS.len();
+const BATCHES: [Batch; 4] = [Batch::Items, Batch::Stocks, Batch::StockUpdate, Batch::Lines];
 
-fn batch_text(b: Batch, rows: usize) -> String {
-    let list = |one: &str, sep: &str| vec![one; rows].join(sep);
+/// Statements per table set: every [`Sql`] before `Batched`, then the [`Batch`] ones.
+pub const PER_SET: usize = Sql::Batched as usize + BATCHES.len();
+
+/// Columns of the stock update's rows: the stock row's key, its new quantity, and what the
+/// order adds to its YTD, order and remote counts (an item ordered twice from one warehouse
+/// is one row: an UPDATE changes a joined row once).
+pub const STOCK_UPDATE_COLUMNS: usize = 6;
+const STOCK_UPDATE: [(&str, &str); STOCK_UPDATE_COLUMNS] = [
+    ("i_id", "INTEGER"),
+    ("w_id", "INTEGER"),
+    ("quantity", "INTEGER"),
+    ("ytd", "INTEGER"),
+    ("orders", "INTEGER"),
+    ("remote", "INTEGER"),
+];
+
+/// Columns of ORDER-LINE's rows, as inserted.
+pub const LINE_COLUMNS: usize = 9;
+const LINES: [(&str, &str); LINE_COLUMNS] = [
+    ("ol_o_id", "INTEGER"),
+    ("ol_d_id", "INTEGER"),
+    ("ol_w_id", "INTEGER"),
+    ("ol_number", "INTEGER"),
+    ("ol_i_id", "INTEGER"),
+    ("ol_supply_w_id", "INTEGER"),
+    ("ol_quantity", "INTEGER"),
+    ("ol_amount", "NUMERIC"),
+    ("ol_dist_info", "TEXT"),
+];
+
+/// A derived table `v` of [`MAX_LINES`] rows of parameters:
+/// `(SELECT ? AS a, ? AS b UNION ALL SELECT ?, ? ...) AS v`. PostgreSQL types a parameter from
+/// its context, and a bare one in a SELECT list has none: there the first row casts each
+/// column, and UNION gives the other rows its types.
+fn values_table(dialect: Dialect, columns: &[(&str, &str)]) -> String {
+    let first: Vec<String> = columns
+        .iter()
+        .map(|(name, ty)| match dialect {
+            Dialect::Postgres => format!("CAST(? AS {ty}) AS {name}"),
+            Dialect::Mysql | Dialect::Sqlite => format!("? AS {name}"),
+        })
+        .collect();
+    let other_row = format!(" UNION ALL SELECT {}", vec!["?"; columns.len()].join(", "));
+    format!("(SELECT {}{}) AS v", first.join(", "), other_row.repeat(MAX_LINES - 1))
+}
+
+fn batch_text(b: Batch, dialect: Dialect) -> String {
+    let keys = |one: &str, sep: &str| vec![one; MAX_LINES].join(sep);
     match b {
         Batch::Items => {
-            format!("SELECT i_id, i_price, i_name, i_data FROM item{{t}} WHERE i_id IN ({})", list("?", ", "))
+            format!("SELECT i_id, i_price, i_name, i_data FROM item{{t}} WHERE i_id IN ({})", keys("?", ", "))
         }
         Batch::Stocks => {
             let dists: Vec<String> = (1..=10).map(|d| format!("s_dist_{d:02}")).collect();
             format!(
                 "SELECT s_i_id, s_w_id, s_quantity, s_data, {} FROM stock{{t}} WHERE {}{{lock}}",
                 dists.join(", "),
-                list("(s_i_id=? AND s_w_id=?)", " OR ")
+                keys("(s_i_id=? AND s_w_id=?)", " OR ")
             )
         }
-        Batch::Lines => format!(
-            "INSERT INTO order_line{{t}} (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, \
-             ol_amount, ol_dist_info) VALUES {}",
-            list("(?, ?, ?, ?, ?, ?, ?, ?, ?)", ", ")
-        ),
+        Batch::StockUpdate => {
+            let rows = values_table(dialect, &STOCK_UPDATE);
+            let set = "s_quantity=v.quantity, s_ytd=s_ytd+v.ytd, s_order_cnt=s_order_cnt+v.orders, \
+                       s_remote_cnt=s_remote_cnt+v.remote";
+            let on = "s_i_id=v.i_id AND s_w_id=v.w_id";
+            match dialect {
+                Dialect::Mysql => format!("UPDATE stock{{t}} JOIN {rows} ON {on} SET {set}"),
+                Dialect::Postgres | Dialect::Sqlite => format!("UPDATE stock{{t}} SET {set} FROM {rows} WHERE {on}"),
+            }
+        }
+        Batch::Lines => {
+            let columns: Vec<&str> = LINES.iter().map(|(name, _)| *name).collect();
+            let columns = columns.join(", ");
+            format!(
+                "INSERT INTO order_line{{t}} ({columns}) SELECT {columns} FROM {} WHERE ol_number > 0",
+                values_table(dialect, &LINES)
+            )
+        }
     }
 }
 
 fn text(s: Sql) -> &'static str {
     match s {
-        Sql::NoWarehouse => "SELECT w_tax FROM warehouse{t} WHERE w_id=?",
+        // The spec's own form (Appendix A.1): the customer and its warehouse's tax in one read.
+        Sql::NoCustomerWarehouse => {
+            "SELECT c_discount, c_last, c_credit, w_tax FROM customer{t}, warehouse{t} \
+             WHERE w_id=? AND c_w_id=w_id AND c_d_id=? AND c_id=?"
+        }
         Sql::NoDistrict => "SELECT d_tax, d_next_o_id FROM district{t} WHERE d_w_id=? AND d_id=?{lock}",
         Sql::NoDistrictNext => "UPDATE district{t} SET d_next_o_id=d_next_o_id+1 WHERE d_w_id=? AND d_id=?",
-        Sql::NoCustomer => "SELECT c_discount, c_last, c_credit FROM customer{t} WHERE c_w_id=? AND c_d_id=? AND c_id=?",
         Sql::NoOrder => {
             "INSERT INTO orders{t} (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) \
              VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)"
         }
         Sql::NoNewOrder => "INSERT INTO new_orders{t} (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)",
-        Sql::NoStockUpdate => {
-            "UPDATE stock{t} SET s_quantity=?, s_ytd=s_ytd+?, s_order_cnt=s_order_cnt+1, s_remote_cnt=s_remote_cnt+? \
-             WHERE s_i_id=? AND s_w_id=?"
-        }
         Sql::PayWarehouse => "UPDATE warehouse{t} SET w_ytd=w_ytd+? WHERE w_id=?",
         Sql::PayWarehouseRead => {
             "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse{t} WHERE w_id=?"
@@ -167,14 +219,12 @@ fn text(s: Sql) -> &'static str {
     }
 }
 
-const ALL: [Sql; 29] = [
-    Sql::NoWarehouse,
+const ALL: [Sql; 27] = [
+    Sql::NoCustomerWarehouse,
     Sql::NoDistrict,
     Sql::NoDistrictNext,
-    Sql::NoCustomer,
     Sql::NoOrder,
     Sql::NoNewOrder,
-    Sql::NoStockUpdate,
     Sql::PayWarehouse,
     Sql::PayWarehouseRead,
     Sql::PayDistrict,
@@ -206,9 +256,7 @@ pub fn all(dialect: Dialect, sets: u32) -> Vec<String> {
     for t in 1..=sets {
         let fill = |s: &str| s.replace("{t}", &t.to_string()).replace("{lock}", lock);
         out.extend(ALL.iter().map(|&s| fill(text(s))));
-        out.push(fill(&batch_text(Batch::Items, MAX_LINES)));
-        out.push(fill(&batch_text(Batch::Stocks, MAX_LINES)));
-        out.extend(LINE_CHUNKS.iter().map(|&rows| fill(&batch_text(Batch::Lines, rows))));
+        out.extend(BATCHES.iter().map(|&b| fill(&batch_text(b, dialect))));
     }
     out
 }
@@ -218,22 +266,9 @@ pub fn id(s: Sql, t: u32) -> StmtId {
     StmtId((t as usize - 1) * PER_SET + s as usize)
 }
 
-/// New-Order's item read (`rows` = [`MAX_LINES`]), stock read (likewise) or order-line INSERT
-/// of `rows` rows (one of [`LINE_CHUNKS`]) of table set `t`.
-pub fn batch(b: Batch, t: u32, rows: usize) -> StmtId {
-    let offset = match b {
-        Batch::Items | Batch::Stocks => {
-            debug_assert_eq!(rows, MAX_LINES);
-            b as usize
-        }
-        Batch::Lines => 2 + LINE_CHUNKS.iter().position(|&c| c == rows).expect("rows is one of LINE_CHUNKS"),
-    };
-    StmtId((t as usize - 1) * PER_SET + Sql::Batched as usize + offset)
-}
-
-/// The order-line INSERTs of an order of `lines` lines: their row counts, largest first.
-pub fn line_chunks(lines: usize) -> impl Iterator<Item = usize> {
-    LINE_CHUNKS.into_iter().filter(move |&c| lines & c != 0)
+/// New-Order's batched statement `b` of table set `t`.
+pub fn batch(b: Batch, t: u32) -> StmtId {
+    StmtId((t as usize - 1) * PER_SET + Sql::Batched as usize + b as usize)
 }
 
 #[cfg(test)]
@@ -245,25 +280,28 @@ mod tests {
         let sqls = all(Dialect::Mysql, 2);
         assert_eq!(sqls.len(), 2 * PER_SET);
         assert_eq!(sqls[id(Sql::PayHistory, 2).0], text(Sql::PayHistory).replace("{t}", "2"));
-        assert_eq!(sqls[batch(Batch::Items, 1, 15).0].matches('?').count(), 15);
-        assert!(sqls[batch(Batch::Items, 2, 15).0].contains("FROM item2 WHERE i_id IN (?, ?"));
-        assert!(sqls[batch(Batch::Stocks, 1, 15).0].contains("s_dist_10 FROM stock1"));
-        assert_eq!(sqls[batch(Batch::Stocks, 1, 15).0].matches('?').count(), 30);
-        assert!(sqls[batch(Batch::Stocks, 2, 15).0].ends_with("s_w_id=?) FOR UPDATE"));
-        for rows in LINE_CHUNKS {
-            assert_eq!(sqls[batch(Batch::Lines, 2, rows).0].matches('?').count(), 9 * rows);
-            assert!(sqls[batch(Batch::Lines, 2, rows).0].starts_with("INSERT INTO order_line2"));
-        }
-        assert_eq!(batch(Batch::Lines, 2, 1).0, 2 * PER_SET - 1);
+        assert_eq!(sqls[batch(Batch::Items, 1).0].matches('?').count(), MAX_LINES);
+        assert!(sqls[batch(Batch::Items, 2).0].contains("FROM item2 WHERE i_id IN (?, ?"));
+        assert!(sqls[batch(Batch::Stocks, 1).0].contains("s_dist_10 FROM stock1"));
+        assert_eq!(sqls[batch(Batch::Stocks, 1).0].matches('?').count(), 2 * MAX_LINES);
+        assert!(sqls[batch(Batch::Stocks, 2).0].ends_with("s_w_id=?) FOR UPDATE"));
+        assert_eq!(batch(Batch::Lines, 2).0, 2 * PER_SET - 1);
         assert!(all(Dialect::Sqlite, 1).iter().all(|s| !s.contains("FOR UPDATE") && !s.contains('{')));
     }
 
     #[test]
-    fn line_chunks_cover_every_order_size_once() {
-        for lines in MIN_LINES..=MAX_LINES {
-            assert_eq!(line_chunks(lines).sum::<usize>(), lines);
-            assert!(line_chunks(lines).count() <= LINE_CHUNKS.len());
+    fn batched_writes_take_every_row_of_the_largest_order() {
+        for dialect in [Dialect::Mysql, Dialect::Postgres, Dialect::Sqlite] {
+            let sqls = all(dialect, 2);
+            let update = &sqls[batch(Batch::StockUpdate, 2).0];
+            assert_eq!(update.matches('?').count(), STOCK_UPDATE_COLUMNS * MAX_LINES, "{update}");
+            assert!(update.starts_with("UPDATE stock2 ") && update.contains("s_i_id=v.i_id AND s_w_id=v.w_id"));
+            let lines = &sqls[batch(Batch::Lines, 2).0];
+            assert_eq!(lines.matches('?').count(), LINE_COLUMNS * MAX_LINES, "{lines}");
+            assert!(lines.starts_with("INSERT INTO order_line2 (ol_o_id,") && lines.ends_with("WHERE ol_number > 0"));
+            // Only PostgreSQL needs the first row's types, and only there.
+            let casts = if dialect == Dialect::Postgres { LINE_COLUMNS } else { 0 };
+            assert_eq!(lines.matches("CAST(").count(), casts);
         }
-        assert_eq!(line_chunks(13).collect::<Vec<_>>(), [8, 4, 1]);
     }
 }

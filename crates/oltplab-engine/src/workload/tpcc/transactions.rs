@@ -1,14 +1,12 @@
 //! The five transaction profiles of clauses 2.4.2, 2.5.2, 2.6.2, 2.7.4 and 2.8.2, each between
 //! an explicit BEGIN and COMMIT (New-Order's intended 1% ends in ROLLBACK instead).
 
-use std::collections::HashMap;
-
 use crate::driver::{DbError, DbResult, Dialect, QueryResult, Value};
 use crate::workload::EventCtx;
 
 use super::random::{int, money, money_value, number, text};
-use super::statements::{batch, id, line_chunks, Batch, Sql, MAX_LINES};
-use super::terminal::{Customer, Home, Input, Line};
+use super::statements::{id, Sql};
+use super::terminal::{Customer, Home, Input};
 use super::{Tpcc, SQL_KIND};
 
 /// How a transaction ended.
@@ -23,23 +21,23 @@ pub enum Outcome {
     },
 }
 
-fn int_value(v: u32) -> Value {
+pub(super) fn int_value(v: u32) -> Value {
     Value::Int(v.into())
 }
 
-fn cents(v: &Value) -> i64 {
+pub(super) fn cents(v: &Value) -> i64 {
     (number(v) * 100.0).round() as i64
 }
 
 /// The first row of a read that the data guarantee (a missing one means a broken database).
-fn first_row(r: QueryResult, what: &str) -> DbResult<Vec<Value>> {
+pub(super) fn first_row(r: QueryResult, what: &str) -> DbResult<Vec<Value>> {
     r.rows.into_iter().next().ok_or_else(|| {
         DbError::fatal("TPCC", format!("{what} not found: the TPC-C data are incomplete; run `oltplab check tpcc`"))
     })
 }
 
 impl Tpcc {
-    async fn begin(&self, ctx: &mut EventCtx<'_>, writes: bool) -> DbResult<()> {
+    pub(super) async fn begin(&self, ctx: &mut EventCtx<'_>, writes: bool) -> DbResult<()> {
         let sql = match (ctx.conn.dialect(), writes) {
             // SQLite's plain BEGIN would fail at the first write when another writer holds the
             // lock; BEGIN IMMEDIATE queues for it, as row locks queue on a server.
@@ -50,7 +48,7 @@ impl Tpcc {
         ctx.query(SQL_KIND, sql).await.map(|_| ())
     }
 
-    async fn commit(ctx: &mut EventCtx<'_>) -> DbResult<()> {
+    pub(super) async fn commit(ctx: &mut EventCtx<'_>) -> DbResult<()> {
         ctx.query(SQL_KIND, "COMMIT").await.map(|_| ())
     }
 
@@ -64,103 +62,6 @@ impl Tpcc {
             Input::Delivery { carrier } => self.delivery(ctx, home, *carrier).await,
             Input::StockLevel { threshold } => self.stock_level(ctx, home, *threshold).await,
         }
-    }
-
-    /// Clause 2.4.2.2.
-    async fn new_order(
-        &self,
-        ctx: &mut EventCtx<'_>,
-        home: Home,
-        d: u32,
-        c_id: u32,
-        lines: &[Line],
-    ) -> DbResult<Outcome> {
-        let (t, w) = (home.set, home.w);
-        self.begin(ctx, true).await?;
-        // W_TAX, D_TAX, C_DISCOUNT and the brand-generic flag only make the order total shown
-        // on the terminal's screen, which nothing stores: they are read, as the profile says,
-        // and not computed with.
-        first_row(ctx.exec_rows(id(Sql::NoWarehouse, t), &[int_value(w)]).await?, "warehouse")?;
-        let district =
-            first_row(ctx.exec_rows(id(Sql::NoDistrict, t), &[int_value(w), int_value(d)]).await?, "district")?;
-        let o_id = int(&district[1]);
-        ctx.exec(id(Sql::NoDistrictNext, t), &[int_value(w), int_value(d)]).await?;
-        let cust = ctx.exec_rows(id(Sql::NoCustomer, t), &[int_value(w), int_value(d), int_value(c_id)]).await?;
-        first_row(cust, "customer")?;
-        let all_local = lines.iter().all(|l| l.supply_w == w);
-        let order = [
-            Value::Int(o_id),
-            int_value(d),
-            int_value(w),
-            int_value(c_id),
-            int_value(lines.len() as u32),
-            Value::Int(i64::from(all_local)),
-        ];
-        ctx.exec(id(Sql::NoOrder, t), &order).await?;
-        ctx.exec(id(Sql::NoNewOrder, t), &[Value::Int(o_id), int_value(d), int_value(w)]).await?;
-        let n = lines.len();
-        // All the order's items in one read, all its stock rows locked in one more.
-        // Both reads take MAX_LINES keys: a shorter order repeats its first.
-        let padded = || lines.iter().chain(std::iter::repeat_n(&lines[0], MAX_LINES - n));
-        let item_ids: Vec<Value> = padded().map(|l| int_value(l.i_id)).collect();
-        let items = ctx.exec_rows(batch(Batch::Items, t, MAX_LINES), &item_ids).await?;
-        let price_cents: HashMap<i64, i64> = items.rows.iter().map(|r| (int(&r[0]), cents(&r[1]))).collect();
-        let keys: Vec<Value> = padded().flat_map(|l| [int_value(l.i_id), int_value(l.supply_w)]).collect();
-        let stocks = ctx.exec_rows(batch(Batch::Stocks, t, MAX_LINES), &keys).await?;
-        // (i_id, w) -> (quantity, S_DIST_xx of the order's district); an item ordered twice
-        // from one warehouse updates its stock row twice, from the quantity the first left.
-        let dist_column = 3 + d as usize;
-        let mut stock: HashMap<(i64, i64), (i64, String)> = stocks
-            .rows
-            .iter()
-            .map(|r| ((int(&r[0]), int(&r[1])), (int(&r[2]), text(&r[dist_column]).to_owned())))
-            .collect();
-        let mut order_lines = Vec::with_capacity(9 * n);
-        for (number_in_order, line) in (1u32..).zip(lines) {
-            let Some(&price_cents) = price_cents.get(&i64::from(line.i_id)) else {
-                // "Item number is not valid" (the last line): the whole order rolls back
-                // (2.4.2.3), after the other lines' stock updates.
-                ctx.query(SQL_KIND, "ROLLBACK").await?;
-                return Ok(Outcome::RolledBack);
-            };
-            let key = (i64::from(line.i_id), i64::from(line.supply_w));
-            let Some((quantity, dist_info)) = stock.get_mut(&key) else {
-                return Err(DbError::fatal(
-                    "TPCC",
-                    "stock row not found: the TPC-C data are incomplete; run `oltplab check tpcc`".to_string(),
-                ));
-            };
-            let qty = i64::from(line.qty);
-            *quantity = if *quantity >= qty + 10 { *quantity - qty } else { *quantity - qty + 91 };
-            let remote = i64::from(line.supply_w != w);
-            let update = [
-                Value::Int(*quantity),
-                Value::Int(qty),
-                Value::Int(remote),
-                int_value(line.i_id),
-                int_value(line.supply_w),
-            ];
-            ctx.exec(id(Sql::NoStockUpdate, t), &update).await?;
-            order_lines.extend([
-                Value::Int(o_id),
-                int_value(d),
-                int_value(w),
-                int_value(number_in_order),
-                int_value(line.i_id),
-                int_value(line.supply_w),
-                Value::Int(qty),
-                money_value(qty * price_cents),
-                Value::Text(dist_info.clone()),
-            ]);
-        }
-        let mut first_row = 0;
-        for rows in line_chunks(n) {
-            let params = &order_lines[9 * first_row..9 * (first_row + rows)];
-            ctx.exec(batch(Batch::Lines, t, rows), params).await?;
-            first_row += rows;
-        }
-        Self::commit(ctx).await?;
-        Ok(Outcome::Committed)
     }
 
     /// The customer's id: given, or the middle one (⌈n/2⌉ in `C_FIRST` order) of those with the name.
