@@ -299,8 +299,10 @@ ONLY = {t: ",".join("1" if u == t else "0" for u in TYPES) for t in TYPES}
 
 
 def _com(target: Target) -> dict[str, int]:
-    names = ("select", "insert", "insert_select", "update", "update_multi", "delete", "begin")
-    names += ("commit", "rollback")
+    names = (
+        "select", "insert", "insert_select", "update", "update_multi", "delete", "begin",
+        "commit", "rollback",
+    )  # fmt: skip
     # Plain SHOW: with a WHERE clause, reading the status would itself move Com_select.
     status = dict(target.query("SHOW GLOBAL STATUS"))
     return {n: int(status[f"Com_{n}"]) for n in names}
