@@ -1,5 +1,5 @@
-//! prepare and cleanup: sysbench's parallel table load (worker `t` builds tables
-//! t+1, t+1+threads, ...) and the serial drop.
+//! prepare and cleanup: the parallel load (each of `--threads` loaders takes the next unit,
+//! a table or a TPC-C warehouse part, when it is done with one) and the serial drop.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;

@@ -60,9 +60,17 @@ impl Tpcc {
         let o_id = int(&district[1]);
         ctx.exec(id(Sql::NoDistrictNext, t), &key[..2]).await?;
         let all_local = lines.iter().all(|l| l.supply_w == w);
-        let order = [Value::Int(o_id), key[1].clone(), key[0].clone(), key[2].clone()];
-        let order_tail = [int_value(lines.len() as u32), Value::Int(i64::from(all_local))];
-        ctx.exec(id(Sql::NoOrder, t), &[&order[..], &order_tail[..]].concat()).await?;
+        let line_count = int_value(lines.len() as u32);
+        let order = [
+            Value::Int(o_id),
+            key[1].clone(),
+            key[0].clone(),
+            key[2].clone(),
+            line_count,
+            Value::Int(i64::from(all_local)),
+        ];
+        ctx.exec(id(Sql::NoOrder, t), &order).await?;
+        // NEW-ORDER's (no_o_id, no_d_id, no_w_id) are the order's first three.
         ctx.exec(id(Sql::NoNewOrder, t), &order[..3]).await?;
 
         let prices = self.item_prices_cents(ctx, t, lines).await?;
@@ -102,9 +110,10 @@ impl Tpcc {
             ]);
         }
         stock.retain(|s| s.orders > 0);
-        let no_stock = std::array::from_fn(|_| Value::Int(0));
+        let no_stock = [0; STOCK_UPDATE_COLUMNS].map(Value::Int);
         ctx.exec(batch(Batch::StockUpdate, t), &padded(stock.iter().map(StockChange::row), &no_stock)).await?;
-        let mut no_line: [Value; LINE_COLUMNS] = std::array::from_fn(|_| Value::Int(0));
+        // A line that inserts nothing (number 0), with an amount and a text where the real ones have them.
+        let mut no_line: [Value; LINE_COLUMNS] = [0; LINE_COLUMNS].map(Value::Int);
         (no_line[7], no_line[8]) = (money_value(0), Value::Text(String::new()));
         ctx.exec(batch(Batch::Lines, t), &padded(order_lines, &no_line)).await?;
         if unused_item {

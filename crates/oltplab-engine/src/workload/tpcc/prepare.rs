@@ -89,9 +89,7 @@ impl Tpcc {
     }
 
     /// Units of parallel load, per table set: each warehouse's districts (with the warehouse
-    /// row) and its stock, of about the same size, then the items; the finer units keep every
-    /// loader busy to the end (10 warehouses over 8 loaders left 2 loading alone for a fifth
-    /// of the time).
+    /// row) and its stock, of about the same size, then the items.
     pub fn prepare_units(&self) -> usize {
         self.sets as usize * (2 * self.warehouses as usize + 1)
     }
@@ -107,10 +105,12 @@ impl Tpcc {
         let set = ((unit - 1) / per_set) as u32 + 1;
         let in_set = (unit - 1) % per_set;
         let w = (in_set / 2) as u32 + 1;
-        match in_set {
-            _ if in_set == per_set - 1 => load_items(conn, set, rng, progress).await,
-            _ if in_set % 2 == 0 => load_warehouse(conn, set, w, rng, progress).await,
-            _ => load_stock(conn, set, w, rng, progress).await,
+        if in_set == per_set - 1 {
+            load_items(conn, set, rng, progress).await
+        } else if in_set % 2 == 0 {
+            load_warehouse(conn, set, w, rng, progress).await
+        } else {
+            load_stock(conn, set, w, rng, progress).await
         }
     }
 
