@@ -21,6 +21,7 @@ pub use fake::FakeConn;
 pub use mysql::MysqlConn;
 pub use postgres::PostgresConn;
 pub use sqlite::SqliteConn;
+pub use tab_text::{push_int, TabRows};
 pub use target::{MysqlTarget, PostgresTarget, PsMode, SqliteTarget, Target, TargetOptions};
 
 use std::fmt;
@@ -252,8 +253,18 @@ impl Conn {
     pub async fn bulk_load(&mut self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> DbResult<u64> {
         match self {
             Conn::Mysql(c) => c.bulk_load(table, columns, rows).await,
-            Conn::Postgres(c) => c.bulk_load(table, columns, rows).await,
+            Conn::Postgres(c) => c.bulk_load_text(table, columns, &TabRows::from_values(rows)).await,
             Conn::Sqlite(_) | Conn::Fake(_) => insert_batches(self, table, columns, rows).await,
+        }
+    }
+
+    /// As [`Conn::bulk_load`], for rows already written as tab-separated text (a loader that
+    /// writes them so builds no value per column; SQLite gets them back as quoted text).
+    pub async fn bulk_load_text(&mut self, table: &str, columns: &[&str], rows: &TabRows) -> DbResult<u64> {
+        match self {
+            Conn::Mysql(c) => c.bulk_load_text(table, columns, rows).await,
+            Conn::Postgres(c) => c.bulk_load_text(table, columns, rows).await,
+            Conn::Sqlite(_) | Conn::Fake(_) => insert_batches(self, table, columns, &rows.to_values()).await,
         }
     }
 

@@ -4,20 +4,20 @@
 
 use std::pin::pin;
 
-use bytes::BytesMut;
+use bytes::Bytes;
 use futures_util::SinkExt;
 use tokio_postgres::Client;
 
 use super::errors::db_error;
-use crate::driver::tab_text::encode_row;
-use crate::driver::{DbResult, Value};
+use crate::driver::tab_text::TabRows;
+use crate::driver::DbResult;
 
-/// Rows are sent in chunks of about this size: big enough to keep the socket busy,
-/// small enough not to double the memory of a large load.
+/// Rows are sent in messages of at most this size (COPY's messages need not end at a row's
+/// end): big enough to keep the socket busy.
 const CHUNK_BYTES: usize = 256 * 1024;
 
 /// Loads `rows` in one COPY (one transaction); returns the rows the server stored.
-pub async fn copy_in(client: &Client, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> DbResult<u64> {
+pub async fn copy_in(client: &Client, table: &str, columns: &[&str], rows: &TabRows) -> DbResult<u64> {
     if rows.is_empty() {
         return Ok(0);
     }
@@ -26,17 +26,10 @@ pub async fn copy_in(client: &Client, table: &str, columns: &[&str], rows: &[Vec
     } else {
         format!("COPY {table} ({}) FROM STDIN", columns.join(", "))
     };
-    let sink = client.copy_in::<_, bytes::Bytes>(sql.as_str()).await.map_err(|e| db_error(&e))?;
+    let sink = client.copy_in::<_, Bytes>(sql.as_str()).await.map_err(|e| db_error(&e))?;
     let mut sink = pin!(sink);
-    let mut buf = BytesMut::with_capacity(CHUNK_BYTES + 4096);
-    for row in rows {
-        encode_row(row, &mut buf);
-        if buf.len() >= CHUNK_BYTES {
-            sink.as_mut().send(buf.split().freeze()).await.map_err(|e| db_error(&e))?;
-        }
-    }
-    if !buf.is_empty() {
-        sink.as_mut().send(buf.split().freeze()).await.map_err(|e| db_error(&e))?;
+    for chunk in rows.as_str().as_bytes().chunks(CHUNK_BYTES) {
+        sink.as_mut().send(Bytes::copy_from_slice(chunk)).await.map_err(|e| db_error(&e))?;
     }
     sink.as_mut().finish().await.map_err(|e| db_error(&e))
 }

@@ -23,6 +23,7 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 use self::connect::{Connected, Settings};
 use self::errors::{connect_message, db_error, one_line, UNABLE_TO_CONNECT};
 use self::sql::Template;
+use super::tab_text::TabRows;
 use super::target::{PostgresTarget, PsMode};
 use super::{
     DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, ServerInfo, ServerLimits, StmtId, Value,
@@ -151,7 +152,7 @@ impl PostgresConn {
     }
 
     /// `COPY ... FROM STDIN`: see [`copy::copy_in`].
-    pub async fn bulk_load(&mut self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> DbResult<u64> {
+    pub async fn bulk_load_text(&mut self, table: &str, columns: &[&str], rows: &TabRows) -> DbResult<u64> {
         copy::copy_in(&self.client, table, columns, rows).await
     }
 }

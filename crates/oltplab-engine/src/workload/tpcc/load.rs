@@ -3,14 +3,15 @@
 //! [`Conn::bulk_load`] (COPY on PostgreSQL, LOAD DATA on MariaDB, multi-row INSERTs on SQLite),
 //! in chunks of sysbench's 512 KiB.
 
-use crate::driver::{Conn, Value};
+use crate::driver::{Conn, TabRows};
 use crate::error::{EngineError, Result};
 use crate::rand::Rng;
-use crate::workload::tables::RowChunk;
+use crate::workload::tables::BULK_PACKET_SIZE_BYTES;
 use crate::workload::PrepareEvent;
 
 use super::random::{
-    astring, data_with_original, last_name, money_value, now_timestamp, nstring, nurand, rate, state, zip, C_LAST_LOAD,
+    astring, data_with_original, last_name_into, money_into, now_timestamp, nstring, nurand, rate, state, zip,
+    C_LAST_LOAD,
 };
 
 pub type Progress<'a> = &'a mut (dyn FnMut(PrepareEvent) + Send);
@@ -21,40 +22,56 @@ pub const CUSTOMERS: u32 = 3_000;
 /// Orders 1..=2100 of each district are delivered at load; 2101..=3000 are new orders.
 pub const FIRST_NEW_ORDER: u32 = 2_101;
 
-/// One table's rows on their way to the server, cut into bulk loads.
+/// One table's rows on their way to the server, written as text and cut into bulk loads.
 struct TableLoad {
     table: String,
     columns: &'static [&'static str],
-    chunk: RowChunk,
+    rows: TabRows,
     loaded: u64,
 }
 
 impl TableLoad {
     fn new(base: &str, t: u32, columns: &'static [&'static str]) -> Self {
-        let table = format!("{base}{t}");
-        let chunk = RowChunk::new(&format!("INSERT INTO {table}({}) VALUES", columns.join(", ")));
-        Self { table, columns, chunk, loaded: 0 }
+        Self { table: format!("{base}{t}"), columns, rows: TabRows::new(), loaded: 0 }
     }
 
-    async fn push(&mut self, conn: &mut Conn, row: Vec<Value>) -> Result<()> {
-        if self.chunk.needs_flush_before(&row) {
+    /// The row being written; [`TableLoad::end_row`] ends it.
+    fn row(&mut self) -> &mut TabRows {
+        &mut self.rows
+    }
+
+    async fn end_row(&mut self, conn: &mut Conn) -> Result<()> {
+        self.rows.end_row();
+        if self.rows.as_str().len() >= BULK_PACKET_SIZE_BYTES {
             self.flush(conn).await?;
         }
-        self.chunk.push(row);
         Ok(())
     }
 
     async fn flush(&mut self, conn: &mut Conn) -> Result<()> {
-        if self.chunk.rows().is_empty() {
+        if self.rows.is_empty() {
             return Ok(());
         }
         self.loaded += conn
-            .bulk_load(&self.table, self.columns, self.chunk.rows())
+            .bulk_load_text(&self.table, self.columns, &self.rows)
             .await
             .map_err(|e| EngineError::Driver(format!("loading table {} failed: {e}", self.table)))?;
-        self.chunk.clear();
+        self.rows.clear();
         Ok(())
     }
+}
+
+/// An a-string field of `min..=max` characters.
+fn astring_field(r: &mut TabRows, rng: &mut Rng, min: u32, max: u32) {
+    astring(rng, min, max, r.plain());
+}
+
+fn money_field(r: &mut TabRows, cents: i64) {
+    money_into(cents, r.plain());
+}
+
+fn rate_field(r: &mut TabRows, ten_thousandths: u32) {
+    rate(ten_thousandths, r.plain());
 }
 
 /// ITEM: 100,000 rows, 10% with "ORIGINAL" in `I_DATA`.
@@ -62,14 +79,12 @@ pub async fn load_items(conn: &mut Conn, t: u32, rng: &mut Rng, progress: Progre
     progress(PrepareEvent::Message(format!("Loading {ITEMS} items into 'item{t}'...")));
     let mut item = TableLoad::new("item", t, &["i_id", "i_im_id", "i_name", "i_price", "i_data"]);
     for i_id in 1..=ITEMS {
-        let row = vec![
-            Value::Int(i_id.into()),
-            Value::Int(rng.uniform(1, 10_000).into()),
-            Value::Text(astring(rng, 14, 24)),
-            money_value(rng.uniform(100, 10_000).into()),
-            Value::Text(data_with_original(rng)),
-        ];
-        item.push(conn, row).await?;
+        let r = item.row();
+        r.int(i_id.into()).int(rng.uniform(1, 10_000).into());
+        astring_field(r, rng, 14, 24);
+        money_field(r, rng.uniform(100, 10_000).into());
+        data_with_original(rng, r.plain());
+        item.end_row(conn).await?;
     }
     item.flush(conn).await
 }
@@ -119,15 +134,18 @@ const STOCK_COLUMNS: &[&str] = &[
 ];
 
 /// Name, two streets, city, state, zip: the address block of WAREHOUSE and DISTRICT.
-fn address(rng: &mut Rng) -> [Value; 6] {
-    [
-        Value::Text(astring(rng, 6, 10)),
-        Value::Text(astring(rng, 10, 20)),
-        Value::Text(astring(rng, 10, 20)),
-        Value::Text(astring(rng, 10, 20)),
-        Value::Text(state(rng)),
-        Value::Text(zip(rng)),
-    ]
+fn address(r: &mut TabRows, rng: &mut Rng) {
+    astring_field(r, rng, 6, 10);
+    streets_and_city(r, rng);
+    state(rng, r.plain());
+    zip(rng, r.plain());
+}
+
+/// Two streets and a city, of WAREHOUSE, DISTRICT and CUSTOMER.
+fn streets_and_city(r: &mut TabRows, rng: &mut Rng) {
+    for _ in 0..3 {
+        astring_field(r, rng, 10, 20);
+    }
 }
 
 /// The tables a district's rows go to, one bulk stream each.
@@ -206,18 +224,21 @@ pub async fn load_warehouse(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, prog
         t,
         &["w_id", "w_name", "w_street_1", "w_street_2", "w_city", "w_state", "w_zip", "w_tax", "w_ytd"],
     );
-    let mut row = vec![Value::Int(w.into())];
-    row.extend(address(rng));
-    row.extend([rate(rng.uniform(0, 2000)), money_value(30_000_000)]);
-    warehouse.push(conn, row).await?;
+    let r = warehouse.row().int(w.into());
+    address(r, rng);
+    rate_field(r, rng.uniform(0, 2000));
+    money_field(r, 30_000_000);
+    warehouse.end_row(conn).await?;
     warehouse.flush(conn).await?;
     let since = now_timestamp();
     let mut tables = DistrictTables::new(t);
     for d in 1..=DISTRICTS {
-        let mut row = vec![Value::Int(d.into()), Value::Int(w.into())];
-        row.extend(address(rng));
-        row.extend([rate(rng.uniform(0, 2000)), money_value(3_000_000), Value::Int(3001)]);
-        tables.district.push(conn, row).await?;
+        let r = tables.district.row().int(d.into()).int(w.into());
+        address(r, rng);
+        rate_field(r, rng.uniform(0, 2000));
+        money_field(r, 3_000_000);
+        r.int(3001);
+        tables.district.end_row(conn).await?;
         load_customers(conn, &mut tables, w, d, rng, &since).await?;
         load_orders(conn, &mut tables, w, d, rng, &since).await?;
     }
@@ -232,11 +253,13 @@ pub async fn load_stock(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, progress
     progress(PrepareEvent::Message(format!("Loading the stock of warehouse {w} of table set {t}...")));
     let mut stock = TableLoad::new("stock", t, STOCK_COLUMNS);
     for i_id in 1..=ITEMS {
-        let mut row = Vec::with_capacity(STOCK_COLUMNS.len());
-        row.extend([Value::Int(i_id.into()), Value::Int(w.into()), Value::Int(rng.uniform(10, 100).into())]);
-        row.extend((0..10).map(|_| Value::Text(astring(rng, 24, 24))));
-        row.extend([Value::Int(0), Value::Int(0), Value::Int(0), Value::Text(data_with_original(rng))]);
-        stock.push(conn, row).await?;
+        let r = stock.row().int(i_id.into()).int(w.into()).int(rng.uniform(10, 100).into());
+        for _ in 0..10 {
+            astring_field(r, rng, 24, 24);
+        }
+        r.int(0).int(0).int(0);
+        data_with_original(rng, r.plain());
+        stock.end_row(conn).await?;
     }
     stock.flush(conn).await
 }
@@ -250,45 +273,30 @@ async fn load_customers(
     rng: &mut Rng,
     since: &str,
 ) -> Result<()> {
-    let (wv, dv) = (Value::Int(w.into()), Value::Int(d.into()));
+    let (w, d) = (i64::from(w), i64::from(d));
     for c_id in 1..=CUSTOMERS {
         let last = if c_id <= 1000 { c_id - 1 } else { nurand(rng, 255, 0, 999, C_LAST_LOAD) };
         let credit = if rng.uniform(1, 10) == 1 { "BC" } else { "GC" };
-        let row = vec![
-            Value::Int(c_id.into()),
-            dv.clone(),
-            wv.clone(),
-            Value::Text(astring(rng, 8, 16)),
-            Value::Text("OE".into()),
-            Value::Text(last_name(last)),
-            Value::Text(astring(rng, 10, 20)),
-            Value::Text(astring(rng, 10, 20)),
-            Value::Text(astring(rng, 10, 20)),
-            Value::Text(state(rng)),
-            Value::Text(zip(rng)),
-            Value::Text(nstring(rng, 16, 16)),
-            Value::Text(since.to_owned()),
-            Value::Text(credit.into()),
-            money_value(5_000_000),
-            rate(rng.uniform(0, 5000)),
-            money_value(-1000),
-            money_value(1000),
-            Value::Int(1),
-            Value::Int(0),
-            Value::Text(astring(rng, 300, 500)),
-        ];
-        tables.customer.push(conn, row).await?;
-        let row = vec![
-            Value::Int(c_id.into()),
-            dv.clone(),
-            wv.clone(),
-            dv.clone(),
-            wv.clone(),
-            Value::Text(since.to_owned()),
-            money_value(1000),
-            Value::Text(astring(rng, 12, 24)),
-        ];
-        tables.history.push(conn, row).await?;
+        let r = tables.customer.row().int(c_id.into()).int(d).int(w);
+        astring_field(r, rng, 8, 16);
+        r.text("OE");
+        last_name_into(last, r.plain());
+        streets_and_city(r, rng);
+        state(rng, r.plain());
+        zip(rng, r.plain());
+        nstring(rng, 16, 16, r.plain());
+        r.text(since).text(credit);
+        money_field(r, 5_000_000);
+        rate_field(r, rng.uniform(0, 5000));
+        money_field(r, -1000);
+        money_field(r, 1000);
+        r.int(1).int(0);
+        astring_field(r, rng, 300, 500);
+        tables.customer.end_row(conn).await?;
+        let r = tables.history.row().int(c_id.into()).int(d).int(w).int(d).int(w).text(since);
+        money_field(r, 1000);
+        astring_field(r, rng, 12, 24);
+        tables.history.end_row(conn).await?;
     }
     Ok(())
 }
@@ -303,7 +311,7 @@ async fn load_orders(
     rng: &mut Rng,
     since: &str,
 ) -> Result<()> {
-    let (wv, dv) = (Value::Int(w.into()), Value::Int(d.into()));
+    let (w, d) = (i64::from(w), i64::from(d));
     let mut customers: Vec<u32> = (1..=CUSTOMERS).collect();
     for i in (1..customers.len()).rev() {
         customers.swap(i, rng.uniform(0, i as u32) as usize);
@@ -311,40 +319,32 @@ async fn load_orders(
     for (o_id, &c_id) in (1..=CUSTOMERS).zip(&customers) {
         let delivered = o_id < FIRST_NEW_ORDER;
         let ol_cnt = rng.uniform(5, 15);
-        let carrier = if delivered { Value::Int(rng.uniform(1, 10).into()) } else { Value::Null };
-        let row = vec![
-            Value::Int(o_id.into()),
-            dv.clone(),
-            wv.clone(),
-            Value::Int(c_id.into()),
-            Value::Text(since.to_owned()),
-            carrier,
-            Value::Int(ol_cnt.into()),
-            Value::Int(1),
-        ];
-        tables.orders.push(conn, row).await?;
+        let r = tables.orders.row().int(o_id.into()).int(d).int(w).int(c_id.into()).text(since);
+        if delivered {
+            r.int(rng.uniform(1, 10).into());
+        } else {
+            r.null();
+        }
+        r.int(ol_cnt.into()).int(1);
+        tables.orders.end_row(conn).await?;
         if !delivered {
-            tables.new_orders.push(conn, vec![Value::Int(o_id.into()), dv.clone(), wv.clone()]).await?;
+            tables.new_orders.row().int(o_id.into()).int(d).int(w);
+            tables.new_orders.end_row(conn).await?;
         }
         for number in 1..=ol_cnt {
-            let (delivery, amount) = if delivered {
-                (Value::Text(since.to_owned()), money_value(0))
+            // The amount is drawn before the item, as it always was: a seed loads the same data.
+            let amount = if delivered { 0 } else { rng.uniform(1, 999_999).into() };
+            let r = tables.order_line.row().int(o_id.into()).int(d).int(w).int(number.into());
+            r.int(rng.uniform(1, ITEMS).into()).int(w);
+            if delivered {
+                r.text(since);
             } else {
-                (Value::Null, money_value(rng.uniform(1, 999_999).into()))
-            };
-            let row = vec![
-                Value::Int(o_id.into()),
-                dv.clone(),
-                wv.clone(),
-                Value::Int(number.into()),
-                Value::Int(rng.uniform(1, ITEMS).into()),
-                wv.clone(),
-                delivery,
-                Value::Int(5),
-                amount,
-                Value::Text(astring(rng, 24, 24)),
-            ];
-            tables.order_line.push(conn, row).await?;
+                r.null();
+            }
+            r.int(5);
+            money_field(r, amount);
+            astring_field(r, rng, 24, 24);
+            tables.order_line.end_row(conn).await?;
         }
     }
     Ok(())

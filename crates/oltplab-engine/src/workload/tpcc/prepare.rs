@@ -10,7 +10,7 @@ use crate::workload::PrepareEvent;
 
 use super::load::{load_items, load_stock, load_warehouse, Progress};
 use super::random::C_LAST_LOAD;
-use super::schema::{create_tables, drop_tables, foreign_keys, secondary_indexes, META};
+use super::schema::{create_tables, drop_tables, foreign_keys, indexes_with_tables, secondary_indexes, META};
 use super::{Tpcc, NAME};
 
 /// What `tpcc_meta` says about the database.
@@ -79,7 +79,11 @@ impl Tpcc {
         .await?;
         for t in 1..=self.sets {
             progress(PrepareEvent::Message(format!("Creating tables of table set {t}...")));
-            for sql in create_tables(conn.dialect(), t) {
+            let mut ddl = create_tables(conn.dialect(), t);
+            if indexes_with_tables(conn.dialect()) {
+                ddl.extend(secondary_indexes(t));
+            }
+            for sql in ddl {
                 run_ddl(conn, &sql, NAME).await?;
             }
             let mark = format!("INSERT INTO {META} VALUES ({t}, {}, {C_LAST_LOAD}, 0)", self.warehouses);
@@ -114,12 +118,15 @@ impl Tpcc {
         }
     }
 
-    /// After the load: secondary indexes, foreign keys, statistics, and the completion mark.
+    /// After the load: secondary indexes (where not made with the tables), foreign keys,
+    /// statistics, and the completion mark.
     pub async fn prepare_end(&self, conn: &mut Conn, progress: Progress<'_>) -> Result<()> {
         for t in 1..=self.sets {
-            progress(PrepareEvent::Message(format!("Creating secondary indexes of table set {t}...")));
-            for sql in secondary_indexes(t) {
-                run_ddl(conn, &sql, NAME).await?;
+            if !indexes_with_tables(conn.dialect()) {
+                progress(PrepareEvent::Message(format!("Creating secondary indexes of table set {t}...")));
+                for sql in secondary_indexes(t) {
+                    run_ddl(conn, &sql, NAME).await?;
+                }
             }
             if self.use_fk {
                 progress(PrepareEvent::Message(format!("Adding foreign keys of table set {t}...")));

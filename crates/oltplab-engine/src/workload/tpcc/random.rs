@@ -3,7 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::driver::Value;
+use crate::driver::{push_int, Value};
 use crate::rand::Rng;
 
 /// C for `C_LAST` at load time. A recorded constant (`HammerDB` does the same with 123), so every
@@ -47,68 +47,83 @@ const SYLLABLES: [&str; 10] = ["BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "AN
 /// `C_LAST` for a number 0..=999: one syllable per decimal digit (371 → PRICALLYOUGHT).
 pub fn last_name(n: u32) -> String {
     let mut s = String::with_capacity(16);
-    for digit in [n / 100, (n / 10) % 10, n % 10] {
-        s.push_str(SYLLABLES[digit as usize]);
-    }
+    last_name_into(n, &mut s);
     s
 }
+
+pub fn last_name_into(n: u32, out: &mut String) {
+    for digit in [n / 100, (n / 10) % 10, n % 10] {
+        out.push_str(SYLLABLES[digit as usize]);
+    }
+}
+
+// The load writes its strings straight into its rows: the generators below append to `out`.
 
 const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// a-string[min..max]: random alphanumerics, length uniform in [min..max]. Loading writes about
 /// 50 million of them for 10 warehouses, so each 64-bit draw gives up to ten characters (six
 /// bits each; the two values past the 62 characters are skipped, which keeps them uniform).
-pub fn astring(rng: &mut Rng, min: u32, max: u32) -> String {
-    let len = rng.uniform(min, max) as usize;
-    let mut s = String::with_capacity(len);
-    while s.len() < len {
+pub fn astring(rng: &mut Rng, min: u32, max: u32, out: &mut String) {
+    let mut left = rng.uniform(min, max) as usize;
+    out.reserve(left);
+    while left > 0 {
         let mut bits = rng.next_u64();
         for _ in 0..10 {
             let i = (bits & 63) as usize;
             bits >>= 6;
-            if s.len() == len {
+            if left == 0 {
                 break;
             }
             if let Some(&c) = ALNUM.get(i) {
-                s.push(char::from(c));
+                out.push(char::from(c));
+                left -= 1;
             }
         }
     }
-    s
 }
 
 /// n-string[min..max]: random digits.
-pub fn nstring(rng: &mut Rng, min: u32, max: u32) -> String {
+pub fn nstring(rng: &mut Rng, min: u32, max: u32, out: &mut String) {
     let len = rng.uniform(min, max);
-    (0..len).map(|_| char::from(b'0' + rng.uniform(0, 9) as u8)).collect()
+    out.extend((0..len).map(|_| char::from(b'0' + rng.uniform(0, 9) as u8)));
 }
 
 /// Four random digits and "11111" (4.3.2.7).
-pub fn zip(rng: &mut Rng) -> String {
-    let mut z = nstring(rng, 4, 4);
-    z.push_str("11111");
-    z
+pub fn zip(rng: &mut Rng, out: &mut String) {
+    nstring(rng, 4, 4, out);
+    out.push_str("11111");
 }
 
 /// Two random letters.
-pub fn state(rng: &mut Rng) -> String {
-    (0..2).map(|_| char::from(b'A' + rng.uniform(0, 25) as u8)).collect()
+pub fn state(rng: &mut Rng, out: &mut String) {
+    out.extend((0..2).map(|_| char::from(b'A' + rng.uniform(0, 25) as u8)));
 }
 
 /// `I_DATA` / `S_DATA`: a-string[26..50], with "ORIGINAL" at a random place in 10% of rows.
-pub fn data_with_original(rng: &mut Rng) -> String {
-    let mut s = astring(rng, 26, 50);
+pub fn data_with_original(rng: &mut Rng, out: &mut String) {
+    let start = out.len();
+    astring(rng, 26, 50, out);
     if rng.uniform(1, 10) == 1 {
-        let at = rng.uniform(0, s.len() as u32 - 8) as usize;
-        s.replace_range(at..at + 8, "ORIGINAL");
+        let at = start + rng.uniform(0, (out.len() - start) as u32 - 8) as usize;
+        out.replace_range(at..at + 8, "ORIGINAL");
     }
-    s
 }
 
 /// Cents as an SQL decimal literal: -1000 → "-10.00".
 pub fn money(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    format!("{sign}{}.{:02}", cents.unsigned_abs() / 100, cents.unsigned_abs() % 100)
+    let mut s = String::with_capacity(12);
+    money_into(cents, &mut s);
+    s
+}
+
+pub fn money_into(cents: i64, out: &mut String) {
+    if cents < 0 {
+        out.push('-');
+    }
+    push_int((cents / 100).abs(), out);
+    out.push('.');
+    push_digits((cents % 100).unsigned_abs(), 2, out);
 }
 
 pub fn money_value(cents: i64) -> Value {
@@ -116,8 +131,16 @@ pub fn money_value(cents: i64) -> Value {
 }
 
 /// A fraction in ten-thousandths (tax, discount) as DECIMAL(4,4): 1234 → "0.1234".
-pub fn rate(ten_thousandths: u32) -> Value {
-    Value::Text(format!("0.{ten_thousandths:04}"))
+pub fn rate(ten_thousandths: u32, out: &mut String) {
+    out.push_str("0.");
+    push_digits(ten_thousandths.into(), 4, out);
+}
+
+/// The last `width` decimal digits of `n`, zero-padded.
+fn push_digits(n: u64, width: u32, out: &mut String) {
+    for place in (0..width).rev() {
+        out.push(char::from(b'0' + (n / 10u64.pow(place) % 10) as u8));
+    }
 }
 
 /// A decimal column read back (MySQL and PostgreSQL send text, SQLite a float) as a number.
@@ -206,7 +229,11 @@ mod tests {
         assert_eq!(money(-1000), "-10.00");
         assert_eq!(money(5), "0.05");
         assert_eq!(money(30_000_000), "300000.00");
-        assert_eq!(rate(500), Value::Text("0.0500".into()));
+        assert_eq!(money(-5), "-0.05");
+        assert_eq!(money(i64::MIN + 1), format!("-{}.07", (i64::MAX - 7) / 100));
+        let mut r = String::from("x");
+        rate(500, &mut r);
+        assert_eq!(r, "x0.0500");
     }
 
     #[test]
@@ -215,7 +242,8 @@ mod tests {
         let mut counts = [0u32; 128];
         let mut lengths = [0u32; 25];
         for _ in 0..20_000 {
-            let s = astring(&mut rng, 14, 24);
+            let mut s = String::new();
+            astring(&mut rng, 14, 24, &mut s);
             lengths[s.len()] += 1;
             s.bytes().for_each(|b| counts[usize::from(b)] += 1);
         }
@@ -234,7 +262,14 @@ mod tests {
     fn original_lands_in_a_tenth_of_the_rows() {
         let mut rng = Rng::seeded(3);
         let n = 20_000;
-        let hits = (0..n).filter(|_| data_with_original(&mut rng).contains("ORIGINAL")).count();
+        let mut hits = 0;
+        for _ in 0..n {
+            // Written after other text, as into a row: only its own part is replaced.
+            let mut s = String::from("ab");
+            data_with_original(&mut rng, &mut s);
+            assert!(s.starts_with("ab") && (28..=52).contains(&s.len()), "{s}");
+            hits += usize::from(s.contains("ORIGINAL"));
+        }
         assert!((1600..2400).contains(&hits), "{hits}");
     }
 
