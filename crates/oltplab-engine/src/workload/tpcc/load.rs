@@ -1,6 +1,6 @@
 //! The initial population of clause 4.3: items once per table set, then each warehouse with
 //! its stock, districts, customers, history, orders, order lines and new orders, through
-//! [`Conn::bulk_load`] (COPY on PostgreSQL, LOAD DATA on MariaDB, multi-row INSERTs on SQLite),
+//! [`Conn::bulk_load_text`] (COPY on PostgreSQL, LOAD DATA on MariaDB, multi-row INSERTs on SQLite),
 //! in chunks of sysbench's 512 KiB.
 
 use crate::driver::{Conn, TabRows};
@@ -61,19 +61,6 @@ impl TableLoad {
     }
 }
 
-/// An a-string field of `min..=max` characters.
-fn astring_field(r: &mut TabRows, rng: &mut Rng, min: u32, max: u32) {
-    astring(rng, min, max, r.plain());
-}
-
-fn money_field(r: &mut TabRows, cents: i64) {
-    money_into(cents, r.plain());
-}
-
-fn rate_field(r: &mut TabRows, ten_thousandths: u32) {
-    rate(ten_thousandths, r.plain());
-}
-
 /// ITEM: 100,000 rows, 10% with "ORIGINAL" in `I_DATA`.
 pub async fn load_items(conn: &mut Conn, t: u32, rng: &mut Rng, progress: Progress<'_>) -> Result<()> {
     progress(PrepareEvent::Message(format!("Loading {ITEMS} items into 'item{t}'...")));
@@ -81,8 +68,8 @@ pub async fn load_items(conn: &mut Conn, t: u32, rng: &mut Rng, progress: Progre
     for i_id in 1..=ITEMS {
         let r = item.row();
         r.int(i_id.into()).int(rng.uniform(1, 10_000).into());
-        astring_field(r, rng, 14, 24);
-        money_field(r, rng.uniform(100, 10_000).into());
+        astring(rng, 14, 24, r.plain());
+        money_into(rng.uniform(100, 10_000).into(), r.plain());
         data_with_original(rng, r.plain());
         item.end_row(conn).await?;
     }
@@ -135,7 +122,7 @@ const STOCK_COLUMNS: &[&str] = &[
 
 /// Name, two streets, city, state, zip: the address block of WAREHOUSE and DISTRICT.
 fn address(r: &mut TabRows, rng: &mut Rng) {
-    astring_field(r, rng, 6, 10);
+    astring(rng, 6, 10, r.plain());
     streets_and_city(r, rng);
     state(rng, r.plain());
     zip(rng, r.plain());
@@ -144,7 +131,7 @@ fn address(r: &mut TabRows, rng: &mut Rng) {
 /// Two streets and a city, of WAREHOUSE, DISTRICT and CUSTOMER.
 fn streets_and_city(r: &mut TabRows, rng: &mut Rng) {
     for _ in 0..3 {
-        astring_field(r, rng, 10, 20);
+        astring(rng, 10, 20, r.plain());
     }
 }
 
@@ -226,8 +213,8 @@ pub async fn load_warehouse(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, prog
     );
     let r = warehouse.row().int(w.into());
     address(r, rng);
-    rate_field(r, rng.uniform(0, 2000));
-    money_field(r, 30_000_000);
+    rate(rng.uniform(0, 2000), r.plain());
+    money_into(30_000_000, r.plain());
     warehouse.end_row(conn).await?;
     warehouse.flush(conn).await?;
     let since = now_timestamp();
@@ -235,8 +222,8 @@ pub async fn load_warehouse(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, prog
     for d in 1..=DISTRICTS {
         let r = tables.district.row().int(d.into()).int(w.into());
         address(r, rng);
-        rate_field(r, rng.uniform(0, 2000));
-        money_field(r, 3_000_000);
+        rate(rng.uniform(0, 2000), r.plain());
+        money_into(3_000_000, r.plain());
         r.int(3001);
         tables.district.end_row(conn).await?;
         load_customers(conn, &mut tables, w, d, rng, &since).await?;
@@ -255,7 +242,7 @@ pub async fn load_stock(conn: &mut Conn, t: u32, w: u32, rng: &mut Rng, progress
     for i_id in 1..=ITEMS {
         let r = stock.row().int(i_id.into()).int(w.into()).int(rng.uniform(10, 100).into());
         for _ in 0..10 {
-            astring_field(r, rng, 24, 24);
+            astring(rng, 24, 24, r.plain());
         }
         r.int(0).int(0).int(0);
         data_with_original(rng, r.plain());
@@ -278,7 +265,7 @@ async fn load_customers(
         let last = if c_id <= 1000 { c_id - 1 } else { nurand(rng, 255, 0, 999, C_LAST_LOAD) };
         let credit = if rng.uniform(1, 10) == 1 { "BC" } else { "GC" };
         let r = tables.customer.row().int(c_id.into()).int(d).int(w);
-        astring_field(r, rng, 8, 16);
+        astring(rng, 8, 16, r.plain());
         r.text("OE");
         last_name_into(last, r.plain());
         streets_and_city(r, rng);
@@ -286,16 +273,16 @@ async fn load_customers(
         zip(rng, r.plain());
         nstring(rng, 16, 16, r.plain());
         r.text(since).text(credit);
-        money_field(r, 5_000_000);
-        rate_field(r, rng.uniform(0, 5000));
-        money_field(r, -1000);
-        money_field(r, 1000);
+        money_into(5_000_000, r.plain());
+        rate(rng.uniform(0, 5000), r.plain());
+        money_into(-1000, r.plain());
+        money_into(1000, r.plain());
         r.int(1).int(0);
-        astring_field(r, rng, 300, 500);
+        astring(rng, 300, 500, r.plain());
         tables.customer.end_row(conn).await?;
         let r = tables.history.row().int(c_id.into()).int(d).int(w).int(d).int(w).text(since);
-        money_field(r, 1000);
-        astring_field(r, rng, 12, 24);
+        money_into(1000, r.plain());
+        astring(rng, 12, 24, r.plain());
         tables.history.end_row(conn).await?;
     }
     Ok(())
@@ -342,8 +329,8 @@ async fn load_orders(
                 r.null();
             }
             r.int(5);
-            money_field(r, amount);
-            astring_field(r, rng, 24, 24);
+            money_into(amount, r.plain());
+            astring(rng, 24, 24, r.plain());
             tables.order_line.end_row(conn).await?;
         }
     }
