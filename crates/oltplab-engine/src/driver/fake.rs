@@ -61,6 +61,11 @@ impl FakeConn {
         Ok(())
     }
 
+    pub fn prepare_more(&mut self, sql: &str) -> StmtId {
+        self.sqls.push(sql.to_owned());
+        StmtId(self.sqls.len() - 1)
+    }
+
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         let sql = inline_params(&self.sqls[id.0], params);
         self.query(&sql, fetch).await

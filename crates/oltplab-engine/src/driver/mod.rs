@@ -180,6 +180,17 @@ impl Conn {
         }
     }
 
+    /// Prepares one more statement, after those of [`Conn::prepare`] and earlier calls: a script
+    /// prepares its statements one at a time. A reconnect prepares it again with the others.
+    pub async fn prepare_more(&mut self, sql: &str) -> DbResult<StmtId> {
+        match self {
+            Conn::Sqlite(c) => c.prepare_more(sql).await,
+            Conn::Mysql(c) => c.prepare_more(sql).await,
+            Conn::Postgres(c) => c.prepare_more(sql).await,
+            Conn::Fake(c) => Ok(c.prepare_more(sql)),
+        }
+    }
+
     /// Executes a prepared statement.
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         match self {

@@ -111,6 +111,17 @@ impl SqliteConn {
         .await?
     }
 
+    pub async fn prepare_more(&mut self, sql: &str) -> DbResult<StmtId> {
+        let sql = sql.to_owned();
+        self.call(move |s| {
+            s.conn.set_prepared_statement_cache_capacity((s.sqls.len() + 1).max(16));
+            s.conn.prepare_cached(&sql).map_err(|e| db_error(&e))?;
+            s.sqls.push(sql);
+            Ok(StmtId(s.sqls.len() - 1))
+        })
+        .await?
+    }
+
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         let params = params.to_vec();
         self.call(move |s| {

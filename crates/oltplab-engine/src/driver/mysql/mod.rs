@@ -64,6 +64,20 @@ impl MysqlConn {
         self.prepare_all().await
     }
 
+    /// One more statement: the texts are copied into a new shared list (a script prepares a
+    /// handful per connection, once).
+    pub async fn prepare_more(&mut self, sql: &str) -> DbResult<StmtId> {
+        let mut sqls = self.sqls.to_vec();
+        sqls.push(sql.to_owned());
+        if self.ps_mode == PsMode::Auto {
+            let conn = self.conn.as_mut().ok_or_else(gone)?;
+            let stmt = conn.prep(sql).await.map_err(|e| db_error(&e, self.ignore.as_deref()))?;
+            self.stmts.push(stmt);
+        }
+        self.sqls = Arc::from(sqls);
+        Ok(StmtId(self.sqls.len() - 1))
+    }
+
     async fn prepare_all(&mut self) -> DbResult<()> {
         self.stmts.clear();
         if self.ps_mode == PsMode::Disable {

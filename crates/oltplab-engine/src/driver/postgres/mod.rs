@@ -69,6 +69,17 @@ impl PostgresConn {
         Ok(())
     }
 
+    /// One more statement, prepared on the server now.
+    pub async fn prepare_more(&mut self, sql: &str) -> DbResult<StmtId> {
+        let template = Template::parse(sql);
+        if self.ps_mode == PsMode::Auto {
+            let stmt = self.client.prepare(&template.numbered()).await.map_err(|e| db_error(&e))?;
+            self.statements.push(stmt);
+        }
+        self.templates.push(template);
+        Ok(StmtId(self.templates.len() - 1))
+    }
+
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         let Self { client, ps_mode, templates, statements, text, .. } = self;
         let missing = || DbError::fatal(errors::CLIENT_ERROR, format!("no prepared statement {}", id.0));
