@@ -9,6 +9,7 @@ pub mod exec;
 pub mod panics;
 pub mod rand;
 pub mod result;
+pub mod script;
 pub mod stats;
 pub mod workload;
 

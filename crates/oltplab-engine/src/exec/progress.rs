@@ -14,6 +14,15 @@ pub enum Progress {
     Message {
         text: String,
     },
+    /// A script's own output (`print`, `io.write`): text to show as it is, newlines included.
+    Output {
+        text: String,
+    },
+    /// A script run's FATAL or WARNING line, without the prefix (the drop-in prints it on stderr).
+    Log {
+        level: LogLevel,
+        text: String,
+    },
     Rows {
         table: usize,
         done: u64,
@@ -27,6 +36,14 @@ pub enum Progress {
         planned_s: f64,
     },
     Interval(Box<IntervalReport>),
+}
+
+/// How grave a [`Progress::Log`] line is: sysbench's `FATAL:` or `WARNING:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Fatal,
+    Warning,
 }
 
 /// Which part of the run an interval belongs to.

@@ -1,0 +1,104 @@
+//! What a sysbench thread's Lua code reaches in the engine: its counters, the pacer that
+//! decides when its events run and records them, the target to connect to, and the output.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+
+use crate::driver::{QueryClass, Target};
+use crate::rand::{Distribution, Rng, UniqueSeq};
+use crate::workload::Tally;
+
+/// A boxed future that stays on its thread.
+pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// The engine side of sysbench's event loop (`sb_more_events`, `sb_event_start`,
+/// `sb_event_stop`), for every sysbench thread of one Lua state. The harness of the engine's
+/// tests and the exec layer each provide one.
+pub trait Pacer {
+    /// Whether thread `tid` may start another event; may wait (an open loop's next arrival).
+    fn more_events(&self, tid: usize) -> LocalFuture<'_, bool>;
+    fn event_start(&self, tid: usize);
+    /// The event ended; `tally` holds its statements (failed attempts included).
+    fn event_stop(&self, tid: usize, tally: Tally);
+    /// Statements outside any event (thread_init, thread_done, a custom thread_run's own).
+    fn queries(&self, tid: usize, tally: Tally);
+    /// A statement failed; `reconnect` when the connection was lost and opened again.
+    fn error(&self, tid: usize, code: &str, reconnect: bool);
+    /// Whether the run is stopping (Ctrl-C, a fatal error, the time limit): reconnects give up.
+    fn stopping(&self) -> bool;
+}
+
+/// Where the script's `print` and `io.write` go.
+pub type Output = Rc<dyn Fn(&str)>;
+
+/// What every sysbench thread of one Lua state shares.
+pub struct StateShared {
+    pub target: Target,
+    pub pacer: Rc<dyn Pacer>,
+    pub output: Output,
+    /// sysbench's FATAL and WARNING lines (without the prefix): the drop-in prints them on stderr.
+    pub log: Output,
+    pub rng: RefCell<Rng>,
+    pub dists: Dists,
+    pub unique: Rc<UniqueSeq>,
+    /// The driver's sysbench name: `mysql`, `pgsql` (or `sqlite`).
+    pub driver_name: &'static str,
+}
+
+/// sysbench.rand's distributions: `--rand-type`'s for `default`, and each one by name with the
+/// `--rand-*` parameters.
+pub struct Dists {
+    pub default: Distribution,
+    pub gaussian: Distribution,
+    pub special: Distribution,
+    pub pareto: Distribution,
+}
+
+/// One sysbench thread: its id and the statements it sent since the last event ended.
+pub struct ThreadCtx {
+    pub tid: usize,
+    pub shared: Rc<StateShared>,
+    tally: Cell<Tally>,
+    in_event: Cell<bool>,
+}
+
+impl ThreadCtx {
+    pub fn new(tid: usize, shared: Rc<StateShared>) -> Self {
+        Self { tid, shared, tally: Cell::new(Tally::default()), in_event: Cell::new(false) }
+    }
+
+    pub fn count(&self, class: QueryClass) {
+        let mut t = self.tally.get();
+        t.add(class);
+        self.tally.set(t);
+    }
+
+    pub fn event_start(&self) {
+        self.flush_outside();
+        self.in_event.set(true);
+        self.shared.pacer.event_start(self.tid);
+    }
+
+    pub fn event_stop(&self) {
+        self.in_event.set(false);
+        self.shared.pacer.event_stop(self.tid, self.tally.take());
+    }
+
+    /// Hands statements counted outside events to the pacer.
+    pub fn flush_outside(&self) {
+        if !self.in_event.get() {
+            let t = self.tally.take();
+            if t.total() > 0 {
+                self.shared.pacer.queries(self.tid, t);
+            }
+        }
+    }
+}
+
+/// The Lua handle of a [`ThreadCtx`].
+#[derive(Clone)]
+pub struct CtxHandle(pub Rc<ThreadCtx>);
+
+impl mlua::UserData for CtxHandle {}

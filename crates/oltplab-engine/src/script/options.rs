@@ -1,0 +1,270 @@
+//! sysbench's options as a script sees them: the script's own (`sysbench.cmdline.options`),
+//! checked and converted as sysbench 1.0.20's `set_option` does, listed as its `help` lists them,
+//! and exported into `sysbench.opt` with every general option sysbench has.
+
+use std::collections::BTreeMap;
+
+use super::host::OptValue;
+use crate::error::{EngineError, Result};
+
+/// sysbench's option types (`sb_arg_type_t`), as `sysbench.cmdline.ARG_*` numbers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArgType {
+    Bool,
+    Int,
+    Size,
+    Double,
+    String,
+    List,
+    File,
+}
+
+impl ArgType {
+    pub fn from_code(code: i64) -> Option<Self> {
+        Some(match code {
+            1 => Self::Bool,
+            2 => Self::Int,
+            3 => Self::Size,
+            4 => Self::Double,
+            5 => Self::String,
+            6 => Self::List,
+            7 => Self::File,
+            _ => return None,
+        })
+    }
+
+    /// How `help` shows the value (sb_options.c's `opt_formats`).
+    fn format(self) -> &'static str {
+        match self {
+            Self::Bool => "[=on|off]",
+            Self::Int | Self::Double => "=N",
+            Self::Size => "=SIZE",
+            Self::String => "=STRING",
+            Self::List => "=[LIST,...]",
+            Self::File => "=FILENAME",
+        }
+    }
+}
+
+/// One option a script declares.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ScriptOption {
+    pub name: String,
+    pub description: String,
+    /// The default as text (`on`, `10000`, `innodb`); None when the script gives none.
+    pub default: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: ArgType,
+}
+
+/// sysbench's general, random-number, log and database options (`sysbench --help`), with their
+/// types and defaults: exported into `sysbench.opt` whether or not they were given.
+const GENERAL: &[(&str, ArgType, &str)] = &[
+    ("threads", ArgType::Int, "1"),
+    ("events", ArgType::Int, "0"),
+    ("time", ArgType::Int, "10"),
+    ("forced_shutdown", ArgType::String, "off"),
+    ("thread_stack_size", ArgType::Size, "64K"),
+    ("rate", ArgType::Int, "0"),
+    ("report_interval", ArgType::Int, "0"),
+    ("report_checkpoints", ArgType::List, ""),
+    ("debug", ArgType::Bool, "off"),
+    ("validate", ArgType::Bool, "off"),
+    ("help", ArgType::Bool, "off"),
+    ("version", ArgType::Bool, "off"),
+    ("tx_rate", ArgType::Int, "0"),
+    ("max_requests", ArgType::Int, "0"),
+    ("max_time", ArgType::Int, "0"),
+    ("num_threads", ArgType::Int, "1"),
+    ("rand_type", ArgType::String, "special"),
+    ("rand_spec_iter", ArgType::Int, "12"),
+    ("rand_spec_pct", ArgType::Int, "1"),
+    ("rand_spec_res", ArgType::Int, "75"),
+    ("rand_seed", ArgType::Int, "0"),
+    ("rand_pareto_h", ArgType::Double, "0.2"),
+    ("verbosity", ArgType::Int, "3"),
+    ("percentile", ArgType::Int, "95"),
+    ("histogram", ArgType::Bool, "off"),
+    ("db_driver", ArgType::String, "mysql"),
+    ("db_ps_mode", ArgType::String, "auto"),
+    ("db_debug", ArgType::Bool, "off"),
+    ("mysql_host", ArgType::List, "localhost"),
+    ("mysql_port", ArgType::List, "3306"),
+    ("mysql_socket", ArgType::List, ""),
+    ("mysql_user", ArgType::String, "sbtest"),
+    ("mysql_password", ArgType::String, ""),
+    ("mysql_db", ArgType::String, "sbtest"),
+    ("mysql_ssl", ArgType::Bool, "off"),
+    ("mysql_ssl_cipher", ArgType::String, ""),
+    ("mysql_compression", ArgType::Bool, "off"),
+    ("mysql_debug", ArgType::Bool, "off"),
+    ("mysql_ignore_errors", ArgType::List, "1213,1020,1205"),
+    ("mysql_dry_run", ArgType::Bool, "off"),
+    ("pgsql_host", ArgType::String, "localhost"),
+    ("pgsql_port", ArgType::Int, "5432"),
+    ("pgsql_user", ArgType::String, "sbtest"),
+    ("pgsql_password", ArgType::String, ""),
+    ("pgsql_db", ArgType::String, "sbtest"),
+];
+
+/// Whether sysbench itself has an option of this name (underscores).
+pub fn is_general(name: &str) -> bool {
+    GENERAL.iter().any(|(n, ..)| *n == name)
+}
+
+/// The values `sysbench.opt` holds: every general option, then the script's, each given value
+/// checked as sysbench checks it. `given` maps names (underscores) to the value typed (None: the
+/// bare `--name` of a boolean). A script that declares no options takes any option, as a string.
+pub fn export(
+    declared: Option<&[ScriptOption]>,
+    given: &BTreeMap<String, Option<String>>,
+) -> Result<Vec<(String, OptValue)>> {
+    let mut out = Vec::new();
+    for (name, kind, default) in GENERAL {
+        out.push(((*name).to_owned(), value_of(name, *kind, given.get(*name).cloned().flatten(), Some(default))?));
+    }
+    let mut known: BTreeMap<&str, ()> = GENERAL.iter().map(|(n, ..)| (*n, ())).collect();
+    for o in declared.unwrap_or_default() {
+        let typed = given.get(&o.name).map(|v| v.clone().or_else(|| bare(o.kind)));
+        let value = match typed {
+            Some(Some(v)) => Some(v),
+            Some(None) => return Err(invalid(&o.name, None)),
+            None => None,
+        };
+        out.push((o.name.clone(), value_of(&o.name, o.kind, value, o.default.as_deref())?));
+        known.insert(&o.name, ());
+    }
+    for (name, value) in given {
+        if known.contains_key(name.as_str()) {
+            continue;
+        }
+        if declared.is_some() {
+            return Err(EngineError::config(format!("invalid option: --{}", name.replace('_', "-"))));
+        }
+        out.push((name.clone(), OptValue::Text(value.clone().unwrap_or_default())));
+    }
+    Ok(out)
+}
+
+/// The value of a bare `--name`: only booleans have one.
+fn bare(kind: ArgType) -> Option<String> {
+    (kind == ArgType::Bool).then(|| "on".to_owned())
+}
+
+fn invalid(name: &str, value: Option<&str>) -> EngineError {
+    match value {
+        Some(v) => EngineError::config(format!("invalid option: --{name}={v}")),
+        None => EngineError::config(format!("invalid option: --{name}")),
+    }
+}
+
+/// `value` (or the default) as sysbench stores and exports an option of type `kind`.
+fn value_of(name: &str, kind: ArgType, value: Option<String>, default: Option<&str>) -> Result<OptValue> {
+    let text = value.as_deref().or(default).unwrap_or("");
+    Ok(match kind {
+        ArgType::Bool => match text {
+            "" | "on" | "true" | "1" => OptValue::Bool(!text.is_empty() || value.is_some()),
+            "off" | "false" | "0" => OptValue::Bool(false),
+            other => return Err(invalid(name, Some(other))),
+        },
+        ArgType::Int => OptValue::Number(leading_number(text).trunc()),
+        ArgType::Double => OptValue::Number(leading_number(text)),
+        ArgType::Size => OptValue::Number(size(text)),
+        ArgType::String | ArgType::File => OptValue::Text(text.to_owned()),
+        ArgType::List => OptValue::List(text.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect()),
+    })
+}
+
+/// C's `atof`: the longest numeric prefix, 0 when there is none.
+fn leading_number(text: &str) -> f64 {
+    let t = text.trim_start();
+    (1..=t.len()).rev().filter(|&n| t.is_char_boundary(n)).find_map(|n| t[..n].parse::<f64>().ok()).unwrap_or(0.0)
+}
+
+/// sysbench's sizes: a number with an optional K, M, G or T suffix (powers of 1024).
+fn size(text: &str) -> f64 {
+    let t = text.trim();
+    let (digits, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+    let factor = match unit.chars().next().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => 1024.0,
+        Some('M') => 1024.0 * 1024.0,
+        Some('G') => 1024.0 * 1024.0 * 1024.0,
+        Some('T') => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => 1.0,
+    };
+    leading_number(digits) * factor
+}
+
+/// `sysbench SCRIPT help` without a help() of the script's: its options, sorted, as
+/// `sb_print_options` lays them out, then an empty line.
+pub fn help_text(options: &[ScriptOption]) -> String {
+    let mut sorted: Vec<&ScriptOption> = options.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let width = sorted.iter().map(|o| o.name.len() + o.kind.format().len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for o in sorted {
+        let pad = width - o.name.len() + 1;
+        out.push_str(&format!("  --{}{:<pad$}{}", o.name, o.kind.format(), o.description));
+        if let Some(d) = &o.default {
+            out.push_str(&format!(" [{d}]"));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opt(name: &str, kind: ArgType, default: Option<&str>) -> ScriptOption {
+        ScriptOption { name: name.into(), description: format!("{name} help"), default: default.map(Into::into), kind }
+    }
+
+    fn given(pairs: &[(&str, Option<&str>)]) -> BTreeMap<String, Option<String>> {
+        pairs.iter().map(|(n, v)| ((*n).to_owned(), v.map(str::to_owned))).collect()
+    }
+
+    fn get(values: &[(String, OptValue)], name: &str) -> OptValue {
+        values.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).expect(name)
+    }
+
+    #[test]
+    fn values_are_converted_as_sysbench_converts_them() {
+        let declared = [opt("tables", ArgType::Double, Some("1")), opt("skip_trx", ArgType::Bool, Some("off"))];
+        let v = export(Some(&declared), &given(&[("tables", Some("2.5x")), ("skip_trx", None)])).unwrap();
+        assert_eq!(get(&v, "tables"), OptValue::Number(2.5));
+        assert_eq!(get(&v, "skip_trx"), OptValue::Bool(true));
+        assert_eq!(get(&v, "threads"), OptValue::Number(1.0));
+        assert_eq!(get(&v, "mysql_ignore_errors"), OptValue::List(vec!["1213".into(), "1020".into(), "1205".into()]));
+        let v = export(Some(&declared), &given(&[("tables", Some("abc"))])).unwrap();
+        assert_eq!(get(&v, "tables"), OptValue::Number(0.0));
+    }
+
+    #[test]
+    fn bad_booleans_and_unknown_options_are_refused_as_sysbench_refuses_them() {
+        let declared = [opt("skip_trx", ArgType::Bool, Some("off"))];
+        let e = export(Some(&declared), &given(&[("skip_trx", Some("maybe"))])).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: --skip_trx=maybe");
+        let e = export(Some(&declared), &given(&[("nosuch", Some("1"))])).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: --nosuch");
+        // A script without options of its own takes anything, as a string.
+        let v = export(None, &given(&[("nosuch", Some("1"))])).unwrap();
+        assert_eq!(get(&v, "nosuch"), OptValue::Text("1".into()));
+    }
+
+    #[test]
+    fn help_is_laid_out_as_sysbench_lays_it_out() {
+        let text = help_text(&[opt("tables", ArgType::Double, Some("1")), opt("auto_inc", ArgType::Bool, Some("on"))]);
+        assert_eq!(text, "  --auto_inc[=on|off] auto_inc help [on]\n  --tables=N          tables help [1]\n\n");
+    }
+
+    #[test]
+    fn sizes_take_suffixes() {
+        assert_eq!(size("64K"), 65536.0);
+        assert_eq!(size("2M"), 2.0 * 1024.0 * 1024.0);
+        assert_eq!(size("7"), 7.0);
+    }
+}

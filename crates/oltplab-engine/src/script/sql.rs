@@ -1,0 +1,536 @@
+//! sysbench.sql's engine side: connections, prepared statements, bound parameters and result
+//! rows, over the engine's [`Conn`]. Statements are counted as sysbench counts them (by their
+//! result). A failed statement returns sysbench's error fields to the Lua runtime, which raises
+//! sysbench's errors (runtime.lua: `failed`); nothing here raises for a database error.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use mlua::{AnyUserData, Lua, MultiValue, UserData, UserDataMethods, Value as LuaValue, Variadic};
+
+use super::ctx::{CtxHandle, ThreadCtx};
+use crate::driver::{Conn, DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
+use crate::rand::rand_string_into;
+
+/// sysbench's `DB_ERROR_IGNORABLE` and `DB_ERROR_FATAL`.
+const IGNORABLE: i64 = 1;
+const FATAL: i64 = 2;
+/// sysbench's `BULK_PACKET_SIZE`: a multi-row INSERT is sent when the next row would not fit.
+const BULK_PACKET_BYTES: usize = 512 * 1024;
+/// sysbench's SQL type codes (`sql_bind_type_t`).
+const TYPE_TINYINT: i64 = 1;
+const TYPE_BIGINT: i64 = 4;
+const TYPE_FLOAT: i64 = 5;
+const TYPE_DOUBLE: i64 = 6;
+const TYPE_CHAR: i64 = 11;
+const TYPE_VARCHAR: i64 = 12;
+
+/// One script connection: the engine's connection (taken out while a statement runs), the
+/// thread it counts for, and its multi-row INSERT buffer.
+pub struct ScriptConn {
+    conn: Option<Conn>,
+    ctx: Rc<ThreadCtx>,
+    bulk: Option<Bulk>,
+}
+
+struct Bulk {
+    sql: String,
+    head_len: usize,
+    rows: usize,
+}
+
+#[derive(Clone)]
+pub struct ConnHandle(Rc<RefCell<ScriptConn>>);
+impl UserData for ConnHandle {}
+
+/// A prepared statement: its id on the connection and the parameters bound to it.
+pub struct StmtHandle {
+    conn: Rc<RefCell<ScriptConn>>,
+    id: StmtId,
+    /// For the driver's error line, as sysbench's drivers print it.
+    sql: Rc<str>,
+    params: Vec<Rc<RefCell<Param>>>,
+    values: Vec<Value>,
+    closed: bool,
+}
+impl UserData for StmtHandle {}
+
+/// A bound parameter: sysbench's buffer, as the value it holds.
+pub struct Param {
+    kind: ParamKind,
+    value: Value,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum ParamKind {
+    Int,
+    Double,
+    Text { max_len: usize },
+}
+
+#[derive(Clone)]
+pub struct ParamHandle(Rc<RefCell<Param>>);
+
+impl UserData for ParamHandle {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_method("set", |_, this, v: LuaValue| this.set(v));
+        methods.add_method("set_rand_str", |lua, this, fmt: mlua::String| this.set_rand_str(lua, &fmt.to_str()?));
+        methods.add_meta_method(mlua::MetaMethod::ToString, |_, _, ()| Ok("<sql_param>"));
+    }
+}
+
+impl ParamHandle {
+    fn set(&self, v: LuaValue) -> mlua::Result<()> {
+        let mut p = self.0.borrow_mut();
+        p.value = match (&p.kind, v) {
+            (_, LuaValue::Nil) => Value::Null,
+            (ParamKind::Int, LuaValue::Integer(i)) => Value::Int(i),
+            // The int64 buffer truncates, as LuaJIT's number-to-int64 conversion does.
+            (ParamKind::Int, LuaValue::Number(n)) => Value::Int(n as i64),
+            (ParamKind::Double, LuaValue::Integer(i)) => Value::Text(i.to_string()),
+            (ParamKind::Double, LuaValue::Number(n)) => Value::Text(n.to_string()),
+            (ParamKind::Text { max_len }, LuaValue::String(s)) => Value::Text(truncated(&s.to_str()?, *max_len)),
+            (ParamKind::Text { max_len }, LuaValue::Integer(i)) => Value::Text(truncated(&i.to_string(), *max_len)),
+            (ParamKind::Text { max_len }, LuaValue::Number(n)) => Value::Text(truncated(&n.to_string(), *max_len)),
+            (_, other) => {
+                return Err(mlua::Error::runtime(format!("cannot bind a {} to this parameter", other.type_name())))
+            }
+        };
+        Ok(())
+    }
+
+    fn set_rand_str(&self, lua: &Lua, fmt: &str) -> mlua::Result<()> {
+        let mut p = self.0.borrow_mut();
+        let ParamKind::Text { max_len } = p.kind else {
+            return Err(mlua::Error::runtime("Unsupported argument type: set_rand_str() needs a CHAR or VARCHAR"));
+        };
+        let mut text = match std::mem::replace(&mut p.value, Value::Null) {
+            Value::Text(mut s) => {
+                s.clear();
+                s
+            }
+            _ => String::with_capacity(fmt.len()),
+        };
+        let shared = super::host::shared(lua)?;
+        rand_string_into(&mut shared.rng.borrow_mut(), fmt, &mut text);
+        text.truncate(max_len);
+        p.value = Value::Text(text);
+        Ok(())
+    }
+}
+
+fn truncated(s: &str, max_len: usize) -> String {
+    let mut end = s.len().min(max_len);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
+/// Rows of a result set, fetched one at a time as tables of strings.
+pub struct Rows(Vec<Vec<Value>>);
+impl UserData for Rows {}
+
+/// Which call failed, for the driver's FATAL line (sysbench's drivers word each differently).
+enum Origin<'a> {
+    Query(&'a str),
+    Execute(&'a str),
+    Prepare(&'a str),
+}
+
+/// Registers the SQL functions into `host`.
+pub fn register(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
+    host.set(
+        "driver",
+        lua.create_function(|lua, name: Option<String>| {
+            let shared = super::host::shared(lua)?;
+            match name {
+                Some(n) if n != shared.driver_name => {
+                    Err(mlua::Error::runtime(format!("invalid database driver name: '{n}'")))
+                }
+                _ => Ok(shared.driver_name),
+            }
+        })?,
+    )?;
+    host.set("connect", lua.create_async_function(|lua, ctx: AnyUserData| async move { connect(&lua, &ctx).await })?)?;
+    host.set(
+        "query",
+        lua.create_async_function(|lua, (con, sql): (AnyUserData, mlua::String)| async move {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            let sql = sql.to_str()?.to_owned();
+            let r = with_conn(&conn, |mut c| {
+                let sql = &sql;
+                Box::pin(async move {
+                    let r = c.query(sql, Fetch::Rows).await;
+                    (c, r)
+                })
+            })
+            .await
+            .and_then(|r| r);
+            answer(&lua, &conn, r, Origin::Query(&sql)).await
+        })?,
+    )?;
+    host.set(
+        "prepare",
+        lua.create_async_function(|lua, (con, sql): (AnyUserData, mlua::String)| async move {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            let sql = sql.to_str()?.to_owned();
+            match with_conn(&conn, |mut c| {
+                let sql = &sql;
+                Box::pin(async move {
+                    let r = c.prepare_more(sql).await;
+                    (c, r)
+                })
+            })
+            .await
+            .and_then(|r| r)
+            {
+                Ok(id) => {
+                    let stmt = StmtHandle {
+                        conn,
+                        id,
+                        sql: Rc::from(sql),
+                        params: Vec::new(),
+                        values: Vec::new(),
+                        closed: false,
+                    };
+                    Ok(MultiValue::from_vec(vec![LuaValue::UserData(lua.create_userdata(stmt)?)]))
+                }
+                Err(e) => {
+                    let mut values = vec![LuaValue::Nil];
+                    values.extend(failure(&lua, &conn, &e, Origin::Prepare(&sql)).await?);
+                    Ok(MultiValue::from_vec(values))
+                }
+            }
+        })?,
+    )?;
+    host.set(
+        "execute",
+        lua.create_async_function(|lua, stmt: AnyUserData| async move { execute(&lua, &stmt).await })?,
+    )?;
+    host.set(
+        "bind_create",
+        lua.create_function(|lua, (btype, max_len): (i64, Option<usize>)| {
+            let kind = match btype {
+                TYPE_TINYINT..=TYPE_BIGINT => ParamKind::Int,
+                TYPE_FLOAT | TYPE_DOUBLE => ParamKind::Double,
+                TYPE_CHAR | TYPE_VARCHAR => ParamKind::Text { max_len: max_len.unwrap_or(0) },
+                other => return Err(mlua::Error::runtime(format!("Unsupported argument type: {other}"))),
+            };
+            lua.create_userdata(ParamHandle(Rc::new(RefCell::new(Param { kind, value: Value::Null }))))
+        })?,
+    )?;
+    host.set(
+        "bind_param",
+        lua.create_function(|_, (stmt, params): (AnyUserData, Variadic<AnyUserData>)| {
+            let bound =
+                params.iter().map(|p| Ok(Rc::clone(&p.borrow::<ParamHandle>()?.0))).collect::<mlua::Result<_>>()?;
+            stmt.borrow_mut::<StmtHandle>()?.params = bound;
+            Ok(())
+        })?,
+    )?;
+    host.set(
+        "close",
+        lua.create_function(|_, stmt: AnyUserData| {
+            let mut s = stmt.borrow_mut::<StmtHandle>()?;
+            s.closed = true;
+            s.params.clear();
+            Ok(())
+        })?,
+    )?;
+    host.set(
+        "fetch_row",
+        lua.create_function(|lua, (rows, n): (AnyUserData, usize)| {
+            let rows = rows.borrow::<Rows>()?;
+            let Some(row) = n.checked_sub(1).and_then(|i| rows.0.get(i)) else { return Ok(LuaValue::Nil) };
+            let t = lua.create_table_with_capacity(row.len(), 0)?;
+            for (i, v) in row.iter().enumerate() {
+                match v {
+                    Value::Null => {}
+                    Value::Int(x) => t.raw_set(i + 1, x.to_string())?,
+                    Value::Text(s) => t.raw_set(i + 1, s.as_str())?,
+                }
+            }
+            Ok(LuaValue::Table(t))
+        })?,
+    )?;
+    host.set(
+        "bulk_insert_init",
+        lua.create_function(|_, (con, sql): (AnyUserData, mlua::String)| {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            let sql = sql.to_str()?.to_owned();
+            if sql.len() + 1 > BULK_PACKET_BYTES {
+                return Err(mlua::Error::runtime(format!(
+                    "Query length exceeds the maximum value ({BULK_PACKET_BYTES}), aborting"
+                )));
+            }
+            let head_len = sql.len();
+            conn.borrow_mut().bulk = Some(Bulk { sql, head_len, rows: 0 });
+            Ok(())
+        })?,
+    )?;
+    host.set(
+        "bulk_insert_next",
+        lua.create_async_function(|lua, (con, row): (AnyUserData, mlua::String)| async move {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            let row = row.to_str()?;
+            let full = {
+                let c = conn.borrow();
+                let bulk = c.bulk.as_ref().ok_or_else(|| {
+                    mlua::Error::runtime("attempt to call bulk_insert_next() before bulk_insert_init()")
+                })?;
+                bulk.sql.len() + row.len() + 1 + usize::from(bulk.rows > 0) > BULK_PACKET_BYTES
+            };
+            if full {
+                if let Some(failed) = flush(&lua, &conn).await? {
+                    return Ok(failed);
+                }
+            }
+            let mut c = conn.borrow_mut();
+            let bulk = c.bulk.as_mut().expect("checked above");
+            if bulk.rows > 0 {
+                bulk.sql.push(',');
+            }
+            bulk.sql.push_str(&row);
+            bulk.rows += 1;
+            Ok(MultiValue::new())
+        })?,
+    )?;
+    host.set(
+        "bulk_insert_done",
+        lua.create_async_function(|lua, con: AnyUserData| async move {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            let failed = flush(&lua, &conn).await?;
+            conn.borrow_mut().bulk = None;
+            Ok(failed.unwrap_or_default())
+        })?,
+    )?;
+    host.set(
+        "disconnect",
+        lua.create_async_function(|_, con: AnyUserData| async move {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            let taken = conn.borrow_mut().conn.take();
+            if let Some(c) = taken {
+                conn.borrow().ctx.flush_outside();
+                c.close().await;
+            }
+            Ok(())
+        })?,
+    )?;
+    host.set(
+        "reconnect",
+        lua.create_async_function(|_, con: AnyUserData| async move {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            reconnect(&conn).await.map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))
+        })?,
+    )?;
+    Ok(())
+}
+
+async fn connect(lua: &Lua, ctx: &AnyUserData) -> mlua::Result<AnyUserData> {
+    let ctx = Rc::clone(&ctx.borrow::<CtxHandle>()?.0);
+    let conn = Conn::open(&ctx.shared.target).await.map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    lua.create_userdata(ConnHandle(Rc::new(RefCell::new(ScriptConn { conn: Some(conn), ctx, bulk: None }))))
+}
+
+async fn execute(lua: &Lua, stmt: &AnyUserData) -> mlua::Result<MultiValue> {
+    let (conn, id, sql, values) = {
+        let mut s = stmt.borrow_mut::<StmtHandle>()?;
+        if s.closed {
+            return Err(mlua::Error::runtime("attempt to execute a closed statement"));
+        }
+        // The values buffer is reused from one execution to the next.
+        let mut values = std::mem::take(&mut s.values);
+        values.clear();
+        values.extend(s.params.iter().map(|p| p.borrow().value.clone()));
+        (Rc::clone(&s.conn), s.id, Rc::clone(&s.sql), values)
+    };
+    let outcome = with_conn(&conn, |mut c| {
+        Box::pin(async move {
+            let r = c.execute(id, &values, Fetch::Discard).await;
+            (c, (r, values))
+        })
+    })
+    .await;
+    let r = match outcome {
+        Ok((r, values)) => {
+            stmt.borrow_mut::<StmtHandle>()?.values = values;
+            r
+        }
+        Err(e) => Err(e),
+    };
+    answer(lua, &conn, r, Origin::Execute(&sql)).await
+}
+
+/// Runs `op` on the connection, taken out of its cell while the statement is in flight (a
+/// closed connection is an error, as sysbench's "attempt to use an already closed connection").
+async fn with_conn<'a, T>(
+    conn: &Rc<RefCell<ScriptConn>>,
+    op: impl FnOnce(Conn) -> super::ctx::LocalFuture<'a, (Conn, T)>,
+) -> Result<T, DbError> {
+    let taken = conn.borrow_mut().conn.take();
+    let Some(c) = taken else {
+        return Err(DbError::fatal("2006", "attempt to use an already closed connection"));
+    };
+    let (c, out) = op(c).await;
+    conn.borrow_mut().conn = Some(c);
+    Ok(out)
+}
+
+/// A statement's outcome for the Lua runtime: `nrows, nfields, rows` for a result set, nothing
+/// for other statements, or `nil, nil, nil, class, errno, state, message` for an error.
+async fn answer(
+    lua: &Lua,
+    conn: &Rc<RefCell<ScriptConn>>,
+    r: Result<QueryResult, DbError>,
+    origin: Origin<'_>,
+) -> mlua::Result<MultiValue> {
+    match r {
+        Ok(result) => {
+            conn.borrow().ctx.count(result.class);
+            if result.class != QueryClass::Read {
+                return Ok(MultiValue::new());
+            }
+            let nfields = result.rows.first().map_or(0, Vec::len);
+            Ok(MultiValue::from_vec(vec![
+                LuaValue::Integer(result.row_count as i64),
+                LuaValue::Integer(nfields as i64),
+                LuaValue::UserData(lua.create_userdata(Rows(result.rows))?),
+            ]))
+        }
+        Err(e) => {
+            let mut values = vec![LuaValue::Nil, LuaValue::Nil, LuaValue::Nil];
+            values.extend(failure(lua, conn, &e, origin).await?);
+            Ok(MultiValue::from_vec(values))
+        }
+    }
+}
+
+/// Counts a failed statement and acts as sysbench's drivers do (PostgreSQL's rolls back after
+/// an ignorable error; a lost connection is opened again: oltplab's reconnect, docs/lua.md; a
+/// fatal error is logged); returns `class, errno, state, message` as sysbench's connection
+/// holds them: MySQL's error number, PostgreSQL's SQLSTATE with errno 0.
+async fn failure(
+    lua: &Lua,
+    conn: &Rc<RefCell<ScriptConn>>,
+    e: &DbError,
+    origin: Origin<'_>,
+) -> mlua::Result<Vec<LuaValue>> {
+    let ctx = Rc::clone(&conn.borrow().ctx);
+    let shared = &ctx.shared;
+    let pgsql = shared.driver_name == "pgsql";
+    let class = match e.action {
+        ErrorAction::Retry => {
+            shared.pacer.error(ctx.tid, &e.code, false);
+            if pgsql {
+                let _ = with_conn(conn, |mut c| {
+                    Box::pin(async move {
+                        let r = c.query("ROLLBACK", Fetch::Discard).await;
+                        (c, r)
+                    })
+                })
+                .await;
+            }
+            IGNORABLE
+        }
+        ErrorAction::Reconnect => {
+            shared.pacer.error(ctx.tid, &e.code, true);
+            if reconnect(conn).await.is_ok() {
+                IGNORABLE
+            } else {
+                FATAL
+            }
+        }
+        ErrorAction::Fatal => {
+            shared.pacer.error(ctx.tid, &e.code, false);
+            FATAL
+        }
+    };
+    if class == FATAL {
+        for line in driver_lines(pgsql, e, &origin) {
+            (shared.log)(&line);
+        }
+    }
+    let (errno, state) = match e.code.parse::<i64>() {
+        Ok(n) if !pgsql => (n, String::new()),
+        _ => (0, if pgsql { e.code.clone() } else { String::new() }),
+    };
+    Ok(vec![
+        LuaValue::Integer(class),
+        LuaValue::Integer(errno),
+        LuaValue::String(lua.create_string(&state)?),
+        LuaValue::String(lua.create_string(&e.message)?),
+    ])
+}
+
+/// The lines sysbench's drivers log for a fatal error, before the script's own error.
+fn driver_lines(pgsql: bool, e: &DbError, origin: &Origin<'_>) -> Vec<String> {
+    match (pgsql, origin) {
+        (false, Origin::Query(sql)) => {
+            vec![format!("mysql_drv_query() returned error {} ({}) for query '{sql}'", e.code, e.message)]
+        }
+        (false, Origin::Execute(sql)) => {
+            vec![format!("mysql_stmt_execute() returned error {} ({}) for query '{sql}'", e.code, e.message)]
+        }
+        (false, Origin::Prepare(_)) => {
+            vec!["mysql_stmt_prepare() failed".to_string(), format!("MySQL error: {} \"{}\"", e.code, e.message)]
+        }
+        (true, Origin::Query(sql)) => {
+            vec![format!("PQexec() failed: 7 {}", e.message), format!("failed query was: {sql}")]
+        }
+        (true, Origin::Execute(_)) => vec![format!("PQexecPrepared() failed: 7 {}", e.message)],
+        (true, Origin::Prepare(_)) => vec![format!("PQprepare() failed: {}", e.message)],
+    }
+}
+
+/// Opens the connection again (its statements prepared again), retrying while the server is
+/// away, until the run stops.
+async fn reconnect(conn: &Rc<RefCell<ScriptConn>>) -> Result<(), DbError> {
+    let ctx = Rc::clone(&conn.borrow().ctx);
+    let mut backoff = std::time::Duration::from_millis(1);
+    loop {
+        match with_conn(conn, |mut c| {
+            Box::pin(async move {
+                let r = c.reconnect().await;
+                (c, r)
+            })
+        })
+        .await
+        .and_then(|r| r)
+        {
+            Ok(()) => return Ok(()),
+            Err(e) if ctx.shared.pacer.stopping() => return Err(e),
+            Err(_) => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+/// Sends the buffered rows as one INSERT, if any; on an error, `answer`'s error values.
+async fn flush(lua: &Lua, conn: &Rc<RefCell<ScriptConn>>) -> mlua::Result<Option<MultiValue>> {
+    let sql = {
+        let mut c = conn.borrow_mut();
+        match c.bulk.as_mut() {
+            Some(b) if b.rows > 0 => {
+                let sql = b.sql.clone();
+                b.sql.truncate(b.head_len);
+                b.rows = 0;
+                sql
+            }
+            _ => return Ok(None),
+        }
+    };
+    let r = with_conn(conn, |mut c| {
+        let sql = &sql;
+        Box::pin(async move {
+            let r = c.query(sql, Fetch::Discard).await;
+            (c, r)
+        })
+    })
+    .await
+    .and_then(|r| r);
+    let values = answer(lua, conn, r, Origin::Query(&sql)).await?;
+    Ok((!values.is_empty()).then_some(values))
+}
