@@ -30,7 +30,7 @@ impl Dir {
         path.display().to_string()
     }
 
-    /// A Debian script copied under another name, with oltp_common beside it.
+    /// A Debian script copied under another name, with `oltp_common` beside it.
     fn debian(&self, script: &str, as_name: &str) -> String {
         let from = Path::new("/usr/share/sysbench");
         std::fs::copy(from.join("oltp_common.lua"), self.0.join("oltp_common.lua")).unwrap();
@@ -56,7 +56,7 @@ fn spec(path: &str, command: &str, db: &str, threads: u64, args: &[(&str, Option
         },
         db: db.to_owned(),
         options: serde_json::json!({"threads": threads}).as_object().unwrap().clone(),
-        target: Default::default(),
+        target: oltplab_engine::driver::TargetOptions::default(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! What sysbench runs outside its event loop: reading a script (its options, commands and
 //! functions), `help`, `prepare`, `cleanup` and custom commands. As in sysbench, the main state
-//! is thread 0, and a parallel custom command (oltp_common's `prepare`) runs on `--threads` OS
+//! is thread 0, and a parallel custom command (`oltp_common`'s `prepare`) runs on `--threads` OS
 //! threads, each with a Lua state of its own: these are short, and a blocking call in one
 //! (sysbench-tpcc's `os.execute("sleep 30")`) holds up nothing else.
 
@@ -26,7 +26,7 @@ use crate::workload::Tally;
 pub struct Description {
     /// `sysbench.cmdline.options`; None when the script declares none (it then takes any option).
     pub options: Option<Vec<ScriptOption>>,
-    /// Custom commands: name -> whether it runs on every thread (PARALLEL_COMMAND).
+    /// Custom commands: name -> whether it runs on every thread (`PARALLEL_COMMAND`).
     pub commands: BTreeMap<String, bool>,
     /// Which of sysbench's entry points the script defines as global functions.
     pub functions: Vec<String>,

@@ -22,7 +22,7 @@ pub trait Pacer {
     fn event_start(&self, tid: usize);
     /// The event ended; `tally` holds its statements (failed attempts included).
     fn event_stop(&self, tid: usize, tally: Tally);
-    /// Statements outside any event (thread_init, thread_done, a custom thread_run's own).
+    /// Statements outside any event (`thread_init`, `thread_done`, a custom `thread_run`'s own).
     fn queries(&self, tid: usize, tally: Tally);
     /// A statement failed; `reconnect` when the connection was lost and opened again.
     fn error(&self, tid: usize, code: &str, reconnect: bool);

@@ -7,7 +7,7 @@ pub fn one_line(e: &mlua::Error) -> String {
     // LuaJIT appends the stack to an error raised from a coroutine; the first line says it all.
     let message = message.split("stack traceback:").next().unwrap_or_default();
     let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    match traceback.and_then(script_frame) {
+    match traceback.as_deref().and_then(script_frame) {
         Some(at) if !has_position(&message) => format!("{at}: {message}"),
         _ => message,
     }
@@ -26,7 +26,7 @@ fn innermost(e: &mlua::Error, traceback: Option<&str>) -> (String, Option<String
 }
 
 /// `path:line` of the first frame in the traceback that is the script's (not C, not oltplab's).
-fn script_frame(traceback: String) -> Option<String> {
+fn script_frame(traceback: &str) -> Option<String> {
     traceback.lines().skip(1).map(str::trim).find_map(|line| {
         let (at, _) = line.split_once(": ")?;
         let (path, lineno) = at.rsplit_once(':')?;
@@ -56,6 +56,6 @@ mod tests {
     #[test]
     fn the_first_frame_of_the_script_is_found() {
         let tb = "stack traceback:\n\t[C]: in function 'set'\n\t[oltplab]:12: in function 'x'\n\t./k.lua:7: in function 'event'";
-        assert_eq!(script_frame(tb.to_string()).as_deref(), Some("./k.lua:7"));
+        assert_eq!(script_frame(tb).as_deref(), Some("./k.lua:7"));
     }
 }

@@ -1,4 +1,4 @@
-//! Runs a script's sysbench threads as coroutines on one LocalSet with a simple pacer (an event
+//! Runs a script's sysbench threads as coroutines on one `LocalSet` with a simple pacer (an event
 //! limit, a time limit, counts): the engine's tests drive scripts through it against real servers.
 
 use std::cell::{Cell, RefCell};
@@ -20,7 +20,7 @@ pub struct Counts {
     pub events: u64,
     /// Statements of the events (failed attempts included).
     pub in_events: Tally,
-    /// Statements outside events (thread_init, thread_done).
+    /// Statements outside events (`thread_init`, `thread_done`).
     pub outside: Tally,
     pub errors: u64,
     pub reconnects: u64,
@@ -80,7 +80,7 @@ impl Pacer for SimplePacer {
 }
 
 /// Runs the script's `run` on `--threads` coroutines of one state until `max_events` events or
-/// `max_time`, as sysbench would (init, thread_init everywhere, the event loops, thread_done,
+/// `max_time`, as sysbench would (init, `thread_init` everywhere, the event loops, `thread_done`,
 /// done). The first thread error stops the others and is returned.
 pub fn run(spec: &CommandSpec, max_events: u64, max_time: Duration, sink: &Sink) -> Result<Counts> {
     let (spec, sink) = (spec.clone(), sink.clone());

@@ -1,5 +1,5 @@
 //! One Lua state: LuaJIT with its FFI, the engine's functions (`host`), oltplab's runtime
-//! (lua/runtime.lua) and the script compiled once. Each sysbench thread of the state is an
+//! (`lua/runtime.lua`) and the script compiled once. Each sysbench thread of the state is an
 //! environment of its own ([`ThreadEnv`]) whose code runs in coroutines driven as futures, so
 //! that a statement, a think time or a wait for the next arrival yields to the other threads.
 
@@ -131,7 +131,7 @@ impl Host {
         self.rt.get::<Function>("call_command")?.call_async((&t.env, name)).await
     }
 
-    /// The thread's event loop: the script's thread_run, or sysbench's default one.
+    /// The thread's event loop: the script's `thread_run`, or sysbench's default one.
     pub async fn run_thread(&self, t: &ThreadEnv) -> mlua::Result<()> {
         self.rt.get::<Function>("run_thread")?.call_async((&t.env, t.ctx.tid)).await
     }
@@ -148,7 +148,7 @@ impl Host {
         &self.rt
     }
 
-    /// Runs what the script asked to run at the end (report_json's closing bracket).
+    /// Runs what the script asked to run at the end (`report_json`'s closing bracket).
     pub fn at_exit(&self) -> mlua::Result<()> {
         let pending = self.lua.app_data_mut::<AtExit>().map(|mut a| std::mem::take(&mut a.0)).unwrap_or_default();
         for f in pending {
@@ -170,6 +170,7 @@ pub enum OptValue {
 #[derive(Default)]
 struct AtExit(Vec<Function>);
 
+#[allow(clippy::needless_pass_by_value)] // used as map_err(internal)
 fn internal(e: mlua::Error) -> EngineError {
     EngineError::Internal(format!("the Lua runtime: {}", one_line(&e)))
 }
@@ -268,7 +269,7 @@ fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
     super::rand::register(lua, host)
 }
 
-/// Where `require` looks: sysbench's search path (the current directory, LuaRocks', the system's
+/// Where `require` looks: sysbench's search path (the current directory, those of `LuaRocks`, the system's
 /// and sysbench's own, Debian's /usr/share/sysbench), with the script's directory after the
 /// current one (so that sysbench-tpcc finds its modules from anywhere), and `LUA_PATH` as Lua
 /// reads it (`;;` stands for the default).

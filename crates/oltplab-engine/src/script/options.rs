@@ -3,6 +3,7 @@
 //! and exported into `sysbench.opt` with every general option sysbench has.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use super::host::OptValue;
 use crate::error::{EngineError, Result};
@@ -34,7 +35,7 @@ impl ArgType {
         })
     }
 
-    /// How `help` shows the value (sb_options.c's `opt_formats`).
+    /// How `help` shows the value (`sb_options.c`'s `opt_formats`).
     fn format(self) -> &'static str {
         match self {
             Self::Bool => "[=on|off]",
@@ -122,21 +123,20 @@ pub fn export(
 ) -> Result<Vec<(String, OptValue)>> {
     let mut out = Vec::new();
     for (name, kind, default) in GENERAL {
-        out.push(((*name).to_owned(), value_of(name, *kind, given.get(*name).cloned().flatten(), Some(default))?));
+        out.push((
+            (*name).to_owned(),
+            value_of(name, *kind, given.get(*name).and_then(Option::as_deref), Some(default))?,
+        ));
     }
-    let mut known: BTreeMap<&str, ()> = GENERAL.iter().map(|(n, ..)| (*n, ())).collect();
+    let mut known: std::collections::BTreeSet<&str> = GENERAL.iter().map(|(n, ..)| *n).collect();
     for o in declared.unwrap_or_default() {
-        let typed = given.get(&o.name).map(|v| v.clone().or_else(|| bare(o.kind)));
-        let value = match typed {
-            Some(Some(v)) => Some(v),
-            Some(None) => return Err(invalid(&o.name, None)),
-            None => None,
-        };
-        out.push((o.name.clone(), value_of(&o.name, o.kind, value, o.default.as_deref())?));
-        known.insert(&o.name, ());
+        // A bare `--name` of an option that is not a boolean sets it empty, as in sysbench.
+        let value = given.get(&o.name).map(|v| v.clone().unwrap_or_else(|| bare(o.kind)));
+        out.push((o.name.clone(), value_of(&o.name, o.kind, value.as_deref(), o.default.as_deref())?));
+        known.insert(&o.name);
     }
     for (name, value) in given {
-        if known.contains_key(name.as_str()) {
+        if known.contains(name.as_str()) {
             continue;
         }
         if declared.is_some() {
@@ -148,25 +148,22 @@ pub fn export(
 }
 
 /// The value of a bare `--name`: only booleans have one.
-fn bare(kind: ArgType) -> Option<String> {
-    (kind == ArgType::Bool).then(|| "on".to_owned())
+fn bare(kind: ArgType) -> String {
+    if kind == ArgType::Bool { "on" } else { "" }.to_owned()
 }
 
-fn invalid(name: &str, value: Option<&str>) -> EngineError {
-    match value {
-        Some(v) => EngineError::config(format!("invalid option: --{name}={v}")),
-        None => EngineError::config(format!("invalid option: --{name}")),
-    }
+fn invalid(name: &str, value: &str) -> EngineError {
+    EngineError::config(format!("invalid option: --{name}={value}"))
 }
 
 /// `value` (or the default) as sysbench stores and exports an option of type `kind`.
-fn value_of(name: &str, kind: ArgType, value: Option<String>, default: Option<&str>) -> Result<OptValue> {
-    let text = value.as_deref().or(default).unwrap_or("");
+fn value_of(name: &str, kind: ArgType, value: Option<&str>, default: Option<&str>) -> Result<OptValue> {
+    let text = value.or(default).unwrap_or("");
     Ok(match kind {
         ArgType::Bool => match text {
             "" | "on" | "true" | "1" => OptValue::Bool(!text.is_empty() || value.is_some()),
             "off" | "false" | "0" => OptValue::Bool(false),
-            other => return Err(invalid(name, Some(other))),
+            other => return Err(invalid(name, other)),
         },
         ArgType::Int => OptValue::Number(leading_number(text).trunc()),
         ArgType::Double => OptValue::Number(leading_number(text)),
@@ -196,7 +193,7 @@ fn size(text: &str) -> f64 {
     leading_number(digits) * factor
 }
 
-/// `sysbench SCRIPT help` without a help() of the script's: its options, sorted, as
+/// `sysbench SCRIPT help` without a `help()` of the script's: its options, sorted, as
 /// `sb_print_options` lays them out, then an empty line.
 pub fn help_text(options: &[ScriptOption]) -> String {
     let mut sorted: Vec<&ScriptOption> = options.iter().collect();
@@ -205,9 +202,9 @@ pub fn help_text(options: &[ScriptOption]) -> String {
     let mut out = String::new();
     for o in sorted {
         let pad = width - o.name.len() + 1;
-        out.push_str(&format!("  --{}{:<pad$}{}", o.name, o.kind.format(), o.description));
+        let _ = write!(out, "  --{}{:<pad$}{}", o.name, o.kind.format(), o.description);
         if let Some(d) = &o.default {
-            out.push_str(&format!(" [{d}]"));
+            let _ = write!(out, " [{d}]");
         }
         out.push('\n');
     }
@@ -263,8 +260,8 @@ mod tests {
 
     #[test]
     fn sizes_take_suffixes() {
-        assert_eq!(size("64K"), 65536.0);
-        assert_eq!(size("2M"), 2.0 * 1024.0 * 1024.0);
-        assert_eq!(size("7"), 7.0);
+        assert_eq!(size("64K").to_bits(), 65536.0_f64.to_bits());
+        assert_eq!(size("2M").to_bits(), (2.0_f64 * 1024.0 * 1024.0).to_bits());
+        assert_eq!(size("7").to_bits(), 7.0_f64.to_bits());
     }
 }

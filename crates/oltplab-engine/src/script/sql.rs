@@ -1,7 +1,7 @@
 //! sysbench.sql's engine side: connections, prepared statements, bound parameters and result
 //! rows, over the engine's [`Conn`]. Statements are counted as sysbench counts them (by their
 //! result). A failed statement returns sysbench's error fields to the Lua runtime, which raises
-//! sysbench's errors (runtime.lua: `failed`); nothing here raises for a database error.
+//! sysbench's errors (`runtime.lua`: `failed`); nothing here raises for a database error.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -135,11 +135,17 @@ impl UserData for Rows {}
 enum Origin<'a> {
     Query(&'a str),
     Execute(&'a str),
-    Prepare(&'a str),
+    Prepare,
 }
 
 /// Registers the SQL functions into `host`.
 pub fn register(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
+    register_connections(lua, host)?;
+    register_statements(lua, host)?;
+    register_bulk(lua, host)
+}
+
+fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     host.set(
         "driver",
         lua.create_function(|lua, name: Option<String>| {
@@ -198,12 +204,35 @@ pub fn register(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
                 }
                 Err(e) => {
                     let mut values = vec![LuaValue::Nil];
-                    values.extend(failure(&lua, &conn, &e, Origin::Prepare(&sql)).await?);
+                    values.extend(failure(&lua, &conn, &e, Origin::Prepare).await?);
                     Ok(MultiValue::from_vec(values))
                 }
             }
         })?,
     )?;
+    host.set(
+        "disconnect",
+        lua.create_async_function(|_, con: AnyUserData| async move {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            let taken = conn.borrow_mut().conn.take();
+            if let Some(c) = taken {
+                conn.borrow().ctx.flush_outside();
+                c.close().await;
+            }
+            Ok(())
+        })?,
+    )?;
+    host.set(
+        "reconnect",
+        lua.create_async_function(|_, con: AnyUserData| async move {
+            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+            reconnect(&conn).await.map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))
+        })?,
+    )?;
+    Ok(())
+}
+
+fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     host.set(
         "execute",
         lua.create_async_function(|lua, stmt: AnyUserData| async move { execute(&lua, &stmt).await })?,
@@ -254,6 +283,10 @@ pub fn register(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             Ok(LuaValue::Table(t))
         })?,
     )?;
+    Ok(())
+}
+
+fn register_bulk(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     host.set(
         "bulk_insert_init",
         lua.create_function(|_, (con, sql): (AnyUserData, mlua::String)| {
@@ -303,25 +336,6 @@ pub fn register(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             let failed = flush(&lua, &conn).await?;
             conn.borrow_mut().bulk = None;
             Ok(failed.unwrap_or_default())
-        })?,
-    )?;
-    host.set(
-        "disconnect",
-        lua.create_async_function(|_, con: AnyUserData| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let taken = conn.borrow_mut().conn.take();
-            if let Some(c) = taken {
-                conn.borrow().ctx.flush_outside();
-                c.close().await;
-            }
-            Ok(())
-        })?,
-    )?;
-    host.set(
-        "reconnect",
-        lua.create_async_function(|_, con: AnyUserData| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            reconnect(&conn).await.map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))
         })?,
     )?;
     Ok(())
@@ -393,8 +407,8 @@ async fn answer(
             }
             let nfields = result.rows.first().map_or(0, Vec::len);
             Ok(MultiValue::from_vec(vec![
-                LuaValue::Integer(result.row_count as i64),
-                LuaValue::Integer(nfields as i64),
+                LuaValue::Integer(i64::try_from(result.row_count).unwrap_or(i64::MAX)),
+                LuaValue::Integer(i64::try_from(nfields).unwrap_or(i64::MAX)),
                 LuaValue::UserData(lua.create_userdata(Rows(result.rows))?),
             ]))
         }
@@ -472,14 +486,14 @@ fn driver_lines(pgsql: bool, e: &DbError, origin: &Origin<'_>) -> Vec<String> {
         (false, Origin::Execute(sql)) => {
             vec![format!("mysql_stmt_execute() returned error {} ({}) for query '{sql}'", e.code, e.message)]
         }
-        (false, Origin::Prepare(_)) => {
+        (false, Origin::Prepare) => {
             vec!["mysql_stmt_prepare() failed".to_string(), format!("MySQL error: {} \"{}\"", e.code, e.message)]
         }
         (true, Origin::Query(sql)) => {
             vec![format!("PQexec() failed: 7 {}", e.message), format!("failed query was: {sql}")]
         }
         (true, Origin::Execute(_)) => vec![format!("PQexecPrepared() failed: 7 {}", e.message)],
-        (true, Origin::Prepare(_)) => vec![format!("PQprepare() failed: {}", e.message)],
+        (true, Origin::Prepare) => vec![format!("PQprepare() failed: {}", e.message)],
     }
 }
 
