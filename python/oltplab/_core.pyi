@@ -71,6 +71,9 @@ __all__ = [
     "prepare",
     "redact_db_url",
     "run",
+    "script_command",
+    "script_describe",
+    "script_find",
 ]
 __version__: str
 
@@ -103,6 +106,17 @@ def merge_histograms(encoded: list[str], ranks: list[float]) -> str:
 
 def check(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
     """TPC-C's consistency conditions; JSON {"driver", "table_sets", "passed", "conditions"}."""
+
+def script_describe(spec_json: str) -> str:
+    """What a sysbench script defines. Spec: {"script": {"path", "command", "argv", "args"},
+    "db", "options", "target"}; JSON {"options", "commands", "functions", "hooks"}."""
+
+def script_command(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
+    """Runs a script's help, prepare, cleanup or custom command (same spec); events
+    {"event": "output", "text"} and {"event": "log", "level", "text"}; JSON {"command", "ok"}."""
+
+def script_find(name: str) -> str | None:
+    """The script file sysbench would load for a test name without a path, or None."""
 
 class OltpLabError(Exception): ...
 class ConfigError(OltpLabError): ...

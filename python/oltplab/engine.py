@@ -28,6 +28,9 @@ class CoreApi(Protocol):
     def merge_histograms(self, encoded: list[str], ranks: list[float]) -> str: ...
 
     def check(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
+    def script_describe(self, spec_json: str) -> str: ...
+    def script_find(self, name: str) -> str | None: ...
+    def script_command(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
 
 
 def _load_core() -> CoreApi:
@@ -110,3 +113,22 @@ def check(spec: Json) -> Json:
     "conditions": [{"table_set", "number", "description", "offending", "status"}, ...]}."""
     result: Json = json.loads(_load_core().check(json.dumps(spec)))
     return result
+
+
+def script_describe(spec: Json) -> Json:
+    """What a sysbench script defines: {"options": null | [{"name", "description", "default",
+    "type"}], "commands": {name: parallel}, "functions": [...], "hooks": [...]}."""
+    described: Json = json.loads(_load_core().script_describe(json.dumps(spec)))
+    return described
+
+
+def script_command(spec: Json, on_event: EventHandler | None = None) -> Json:
+    """Runs a script's help, prepare, cleanup or custom command: {"command", "ok"}. The
+    script's output comes as "output" events, its FATAL lines as "log" events."""
+    result: Json = json.loads(_load_core().script_command(json.dumps(spec), _adapt(on_event)))
+    return result
+
+
+def script_find(name: str) -> str | None:
+    """The file sysbench would load for a test named without a path (its Lua search path)."""
+    return _load_core().script_find(name)

@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use oltplab_engine::driver::url;
 use oltplab_engine::exec::{self, Sink, Spec, Stop};
-use oltplab_engine::panics;
+use oltplab_engine::{panics, script};
 use pyo3::prelude::*;
 
 use crate::drive::drive;
@@ -100,6 +100,39 @@ fn check(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResu
     })
 }
 
+/// What a sysbench script defines (its options, commands, functions and hooks), as JSON.
+#[pyfunction]
+fn script_describe(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    guarded(|| {
+        let spec = script::CommandSpec::from_json(spec_json).map_err(to_py)?;
+        let described = py.detach(|| script::describe(&spec)).map_err(to_py)?;
+        Ok(serde_json::to_string(&described).expect("descriptions serialise"))
+    })
+}
+
+/// Runs a script's `help`, `prepare`, `cleanup` or custom command; its output comes as events.
+#[pyfunction]
+#[pyo3(signature = (spec_json, on_event=None))]
+fn script_command(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResult<String> {
+    guarded(|| {
+        let spec = script::CommandSpec::from_json(spec_json).map_err(to_py)?;
+        let result = drive(py, on_event, |sink: Sink, stop: Stop| async move {
+            // The script's states live on threads of their own (script::command starts them).
+            tokio::task::spawn_blocking(move || script::command(&spec, &sink, &stop))
+                .await
+                .unwrap_or_else(|e| Err(panics::joined("a script command", &e)))
+        })?;
+        Ok(serde_json::to_string(&result).expect("results serialise"))
+    })
+}
+
+/// The script file sysbench would load for a test name given without a path (its Lua search
+/// path, /usr/share/sysbench included), or None.
+#[pyfunction]
+fn script_find(name: &str) -> Option<String> {
+    script::find_script(name).map(|p| p.display().to_string())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     panics::install_quiet_hook();
@@ -112,5 +145,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_db_url, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(script_describe, m)?)?;
+    m.add_function(wrap_pyfunction!(script_command, m)?)?;
+    m.add_function(wrap_pyfunction!(script_find, m)?)?;
     errors::register(m)
 }

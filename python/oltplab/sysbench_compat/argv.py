@@ -52,7 +52,7 @@ class _Given:
     flag: str  # as typed, without its value (messages never echo values: passwords)
 
 
-def _split(
+def split_args(
     args: Sequence[str], is_bool: Callable[[str], bool], is_known: Callable[[str], bool]
 ) -> tuple[list[str], list[_Given]]:
     positionals: list[str] = []
@@ -89,10 +89,7 @@ def _workload(test: str, catalog: Catalog) -> tuple[str, str]:
     sname = PurePosixPath(test).name
     workload = sname.removesuffix(".lua")
     if workload not in catalog.names:
-        raise ConfigError(
-            f"Cannot find benchmark '{test}': no such built-in test, file or module; "
-            f"oltplab's drop-in mode runs {', '.join(catalog.names)}"
-        )
+        raise ConfigError(f"Cannot find benchmark '{test}': no such built-in test, file or module")
     return sname, workload
 
 
@@ -229,7 +226,7 @@ def _parse_argv(args: Sequence[str], catalog: Catalog) -> Invocation:
     def is_known(name: str) -> bool:
         return name in every or name in SYSBENCH_OPTIONS or name in tpcc.SCRIPT_OPTIONS
 
-    positionals, given = _split(args, is_bool, is_known)
+    positionals, given = split_args(args, is_bool, is_known)
     warnings: list[str] = []
     if any(g.name == "test" and not g.value for g in given):
         raise ConfigError("option --test needs a value: --test=TESTNAME, or give TESTNAME alone")

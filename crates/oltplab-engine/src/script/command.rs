@@ -250,6 +250,7 @@ pub fn command(spec: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<CommandOu
     match main {
         Step::Done(ok) => Ok(CommandOutcome { command: name, ok }),
         Step::Parallel { threads } => {
+            sink.send(Progress::Output { text: "Initializing worker threads...\n\n".into() });
             let workers: Vec<_> = (0..threads)
                 .map(|tid| {
                     let (spec, sink, stop, name) = (spec.clone(), sink.clone(), stop.clone(), name.clone());

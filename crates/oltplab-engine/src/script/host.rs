@@ -273,7 +273,7 @@ fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
 /// and sysbench's own, Debian's /usr/share/sysbench), with the script's directory after the
 /// current one (so that sysbench-tpcc finds its modules from anywhere), and `LUA_PATH` as Lua
 /// reads it (`;;` stands for the default).
-fn lua_path(script: &str) -> String {
+pub fn lua_path(script: &str) -> String {
     let mut parts = vec!["./?.lua".to_owned(), "./?/init.lua".to_owned()];
     if let Some(dir) = std::path::Path::new(script).parent().filter(|d| !d.as_os_str().is_empty()) {
         parts.push(format!("{}/?.lua", dir.display()));
@@ -293,6 +293,17 @@ fn lua_path(script: &str) -> String {
         Ok(path) => path.replace(";;", &format!(";{default};")),
         Err(_) => default,
     }
+}
+
+/// Where sysbench finds a test given by name without a path that is not a file in the current
+/// directory: as a module on its Lua search path (`require(name)`: dots become slashes).
+pub fn find_script(name: &str) -> Option<std::path::PathBuf> {
+    let module = name.replace('.', "/");
+    lua_path("")
+        .split(';')
+        .filter(|t| !t.is_empty())
+        .map(|t| std::path::PathBuf::from(t.replace('?', &module)))
+        .find(|p| p.is_file())
 }
 
 /// The help text `sysbench.cmdline.print_test_options()` prints.

@@ -31,7 +31,7 @@ use serde::Deserialize;
 
 pub use command::{command, describe, CommandOutcome, Description};
 pub use ctx::{LocalFuture, Output, Pacer};
-pub use host::{Host, Invocation, ThreadEnv, SYSBENCH_VERSION};
+pub use host::{find_script, Host, Invocation, ThreadEnv, SYSBENCH_VERSION};
 pub use options::{help_text, is_general, ArgType, ScriptOption};
 
 use crate::driver::{Target, TargetOptions};

@@ -31,6 +31,7 @@ from oltplab.sysbench_compat.output import (
     warning_line,
     workload_help,
 )
+from oltplab.sysbench_compat.script import parse_script_argv, run_script, script_path
 
 __all__ = ["fatal_line", "main"]
 
@@ -107,6 +108,15 @@ def _execute(inv: Invocation, catalog: Catalog, args: list[str]) -> int:
     return _prepare_or_cleanup(inv, db, options)
 
 
+def _script_named(args: list[str], catalog: Catalog) -> str | None:
+    """The Lua script the test names, if it names one (sysbench_compat/script.py)."""
+    test = next((a for a in args if not a.startswith("--")), None)
+    tests = [a.partition("=")[2] for a in args if a.startswith("--test=")]
+    if tests:
+        test = tests[-1]
+    return None if test is None else script_path(test, catalog)
+
+
 def main(args: list[str]) -> int:
     catalog = load_catalog()
     if wants_help(args):
@@ -115,6 +125,9 @@ def main(args: list[str]) -> int:
     if "--version" in args:
         print(BANNER)
         return exitcodes.OK
+    script = _script_named(args, catalog)
+    if script is not None:
+        return run_script(parse_script_argv(args, script, catalog))
     inv = parse_argv(args, catalog)
     for warning in inv.warnings if inv.verbosity >= VERBOSITY_WARNING else ():
         print(warning_line(warning), file=sys.stderr)

@@ -1,0 +1,138 @@
+"""sysbench Lua scripts in the drop-in mode (docs/lua.md): which test is a script, its command
+line, and its help, prepare, cleanup and custom commands, run by the engine's script runtime.
+
+A test is a script when it names a file that is not one of oltplab's built-in workloads: a path
+to an existing file, or a name found as sysbench finds it (the current directory, then its Lua
+search path, /usr/share/sysbench included). A built-in's name keeps running the native workload.
+"""
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from oltplab import engine
+from oltplab._types import Json
+from oltplab.catalog import Catalog, OptionDef
+from oltplab.exceptions import ConfigError
+from oltplab.sysbench_compat.argv import VERBOSITY_NOTICE, _Collector, _Given, split_args
+from oltplab.sysbench_compat.options import SYSBENCH_OPTIONS
+from oltplab.sysbench_compat.output import BANNER, fatal_line, warning_line
+from oltplab.sysbench_compat.target import db_url
+
+
+def script_path(test: str, catalog: Catalog) -> str | None:
+    """The script `test` names, or None when it names one of oltplab's native workloads."""
+    if PurePosixPath(test).name.removesuffix(".lua") in catalog.names:
+        return None
+    if Path(test).is_file():
+        return test
+    if "/" not in test:
+        return engine.script_find(test)
+    return None
+
+
+@dataclass(frozen=True)
+class ScriptInvocation:
+    path: str  # as given, or as found on sysbench's Lua path
+    command: str | None  # None: load the script and stop, as sysbench does
+    options: dict[str, str]  # the catalogue's general options, for the engine
+    connection: dict[str, str]  # --db-driver and --mysql-*/--pgsql-* (target.py)
+    args: dict[str, str | None]  # every option as typed: the script's, sysbench.opt
+    argv: list[str]
+    warnings: tuple[str, ...]
+    verbosity: int
+
+
+def _general_defs(catalog: Catalog) -> dict[str, OptionDef]:
+    """The options every script takes: the general ones and --rand-*."""
+    some_workload = catalog.options_for(catalog.names[0])
+    rand = {name: d for name, d in some_workload.items() if name.startswith("rand_")}
+    return {d.name: d for d in catalog.general} | rand
+
+
+class _ScriptCollector(_Collector):
+    """Options the drop-in knows go where they go; the rest are the script's own."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        super().__init__(_general_defs(catalog), SYSBENCH_OPTIONS)
+        self.args: dict[str, str | None] = {}
+
+    def add(self, given: _Given) -> None:
+        self.args[given.name] = given.value
+        if given.name in self.defs or given.name in self.sysbench:
+            super().add(given)
+
+
+def parse_script_argv(args: Sequence[str], path: str, catalog: Catalog) -> ScriptInvocation:
+    defs = _general_defs(catalog)
+
+    def is_bool(name: str) -> bool:
+        if name in defs:
+            return defs[name].type == "bool"
+        sb = SYSBENCH_OPTIONS.get(name)
+        return sb is not None and sb.is_bool
+
+    def is_known(name: str) -> bool:
+        return name in defs or name in SYSBENCH_OPTIONS
+
+    positionals, given = split_args(args, is_bool, is_known)
+    if len(positionals) > 2:
+        raise ConfigError(f"Unrecognized command line argument: {positionals[2]}")
+    collector = _ScriptCollector(catalog)
+    for g in given:
+        if g.name != "test":
+            collector.add(g)
+    collector.finish("")
+    return ScriptInvocation(
+        path=path,
+        command=positionals[1] if len(positionals) > 1 else None,
+        options=collector.options,
+        connection=collector.connection,
+        args=collector.args,
+        argv=["sysbench", *args],
+        warnings=tuple(collector.warnings),
+        verbosity=collector.verbosity,
+    )
+
+
+def _spec(inv: ScriptInvocation) -> Json:
+    return {
+        "script": {"path": inv.path, "command": inv.command, "argv": inv.argv, "args": inv.args},
+        "db": db_url(inv.connection),
+        "options": inv.options,
+    }
+
+
+def _printer(inv: ScriptInvocation) -> Any:
+    """The script's output on stdout (below sysbench's notice level, nowhere), its FATAL
+    lines on stderr."""
+
+    def on_event(event: Mapping[str, Any]) -> None:
+        if event.get("event") == "output" and inv.verbosity >= VERBOSITY_NOTICE:
+            sys.stdout.write(str(event["text"]))
+            sys.stdout.flush()
+        elif event.get("event") == "log":
+            line = fatal_line if event.get("level") == "fatal" else warning_line
+            print(line(str(event["text"])), file=sys.stderr, flush=True)
+
+    return on_event
+
+
+def run_script(inv: ScriptInvocation) -> int:
+    """Runs the script's command as sysbench 1.0.20 does; returns the exit code."""
+    for warning in inv.warnings:
+        print(warning_line(warning), file=sys.stderr)
+    if inv.verbosity >= VERBOSITY_NOTICE:
+        print(BANNER + "\n", flush=True)
+    if inv.command is None:  # sysbench loads the script and has nothing more to do
+        engine.script_describe(_spec(inv))
+        return 0
+    if inv.command == "run":
+        raise ConfigError(
+            f"running the events of a Lua script ({inv.path}) is not available yet; "
+            "its help, prepare, cleanup and custom commands are"
+        )
+    result = engine.script_command(_spec(inv), _printer(inv))
+    return 0 if result.get("ok") else 1

@@ -1,0 +1,89 @@
+"""`oltplab sysbench SCRIPT.lua help|prepare|cleanup|COMMAND` against the real sysbench 1.0.20
+running the same script on the same MariaDB: Debian's scripts copied under names that are not
+built-in workloads, so that the script itself runs (docs/lua.md)."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from oltplab.servers import MariaDBServer
+from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
+from tests.sysbench_compat.test_vs_sysbench import connection_options
+
+SYSBENCH = shutil.which("sysbench") or "/usr/bin/sysbench"
+DEBIAN = Path("/usr/share/sysbench")
+
+
+def real(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SYSBENCH, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def without_banner(text: str) -> list[str]:
+    lines = text.splitlines()
+    assert lines[0].startswith("sysbench 1.0.20 (using ")
+    return lines[1:]
+
+
+@pytest.fixture
+def scripts(tmp_path: Path) -> Path:
+    """Debian's OLTP scripts as `my_<name>.lua`, with oltp_common.lua beside them."""
+    shutil.copy(DEBIAN / "oltp_common.lua", tmp_path)
+    for script in DEBIAN.glob("*.lua"):
+        if script.name != "oltp_common.lua":
+            shutil.copy(script, tmp_path / f"my_{script.name}")
+    return tmp_path
+
+
+@pytest.mark.parametrize("script", ["my_oltp_read_write.lua", "my_select_random_points.lua"])
+def test_help_lists_the_script_options_as_sysbench_does(scripts: Path, script: str) -> None:
+    ours = sysbench_cmd(f"./{script}", "help", cwd=scripts)
+    theirs = real(f"./{script}", "help", cwd=scripts)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert without_banner(ours.stdout) == without_banner(theirs.stdout)
+    assert f"{script} options:" in ours.stdout
+
+
+def test_prepare_and_cleanup_interoperate_with_sysbench(
+    scripts: Path, mariadb_empty_db: MariaDBServer
+) -> None:
+    db = [*connection_options(mariadb_empty_db.url), "--tables=2", "--table-size=500"]
+    script = "./my_oltp_read_only.lua"
+    ours = sysbench_cmd(script, *db, "--threads=2", "prepare", cwd=scripts)
+    assert (ours.returncode, ours.stderr) == (0, ""), ours.stderr
+    theirs = real(script, *db, "cleanup", cwd=scripts)  # sysbench drops what we created
+    assert theirs.returncode == 0, theirs.stdout
+    assert "Dropping table 'sbtest2'..." in theirs.stdout
+    theirs = real(script, *db, "--threads=2", "prepare", cwd=scripts)
+    assert theirs.returncode == 0, theirs.stdout
+    # Parallel prepare finishes the tables in any order: compare the sorted lines.
+    assert sorted(without_banner(ours.stdout)) == sorted(without_banner(theirs.stdout))
+    rows = mariadb_empty_db.query("SELECT COUNT(*) FROM sbtest1", mariadb_empty_db.database)
+    assert rows == [["500"]]
+    ours = sysbench_cmd(script, *db, "cleanup", cwd=scripts)
+    assert ours.returncode == 0, ours.stderr
+    dropped = ["", "Dropping table 'sbtest1'...", "Dropping table 'sbtest2'..."]
+    assert without_banner(ours.stdout) == dropped
+
+
+def test_script_errors_are_one_line_naming_the_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "broken.lua").write_text("function prepare()\n  local x = nil\n  return x.y\nend\n")
+    done = sysbench_cmd("./broken.lua", "prepare", cwd=tmp_path)
+    assert done.returncode == 1
+    failed = "`prepare' function failed: ./broken.lua:3: attempt to index local 'x' (a nil value)"
+    assert done.stderr == f"FATAL: {failed}\n"
+    theirs = real("./broken.lua", "prepare", cwd=tmp_path)
+    assert "`prepare' function failed: ./broken.lua:3: attempt to index local 'x'" in theirs.stdout
+
+
+def test_a_missing_api_entry_is_named_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "new_api.lua").write_text(
+        "function prepare()\n  sysbench.rand.zipfian(1, 10)\nend\n"
+    )
+    done = sysbench_cmd("./new_api.lua", "prepare", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1
+    assert "./new_api.lua:2: sysbench.rand.zipfian is not provided by oltplab" in done.stderr
