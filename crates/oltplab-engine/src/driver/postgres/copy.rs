@@ -9,8 +9,8 @@ use futures_util::SinkExt;
 use tokio_postgres::Client;
 
 use super::errors::db_error;
+use crate::db::DbResult;
 use crate::driver::tab_text::TabRows;
-use crate::driver::DbResult;
 
 /// Rows are sent in messages of at most this size (COPY's messages need not end at a row's
 /// end): big enough to keep the socket busy.

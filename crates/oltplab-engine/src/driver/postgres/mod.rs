@@ -25,9 +25,9 @@ use self::errors::{connect_message, db_error, one_line, UNABLE_TO_CONNECT};
 use self::sql::Template;
 use super::tab_text::TabRows;
 use super::target::{PostgresTarget, PsMode};
-use super::{
+use super::QUIT_TIMEOUT;
+use crate::db::{
     DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, ServerInfo, ServerLimits, StmtId, Value,
-    QUIT_TIMEOUT,
 };
 use crate::error::{EngineError, Result};
 

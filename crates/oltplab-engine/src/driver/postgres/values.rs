@@ -9,7 +9,7 @@ use tokio_postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type
 use tokio_postgres::Row;
 
 use super::errors::CLIENT_ERROR;
-use crate::driver::{DbError, DbResult, Value};
+use crate::db::{DbError, DbResult, Value};
 
 /// Parameters are sent as text, as sysbench's `PQexecPrepared` sends them: the
 /// server parses each with the input function of the type it inferred at prepare
