@@ -17,9 +17,9 @@ use super::CommandSpec;
 use crate::driver::Target;
 use crate::error::{EngineError, Result};
 use crate::exec::{LogLevel, Progress, Sink, Stop};
+use crate::options::Options;
 use crate::rand::{Distribution, Rng, UniqueSeq};
-use crate::workload::options::Options;
-use crate::workload::Tally;
+use crate::stats::Tally;
 
 /// What a script defines, read from its top level in thread 0's state.
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -6,9 +6,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use crate::driver::{QueryClass, Target};
+use crate::db::QueryClass;
+use crate::driver::Target;
 use crate::rand::{Distribution, Rng, UniqueSeq};
-use crate::workload::Tally;
+use crate::stats::Tally;
 
 /// A boxed future that stays on its thread.
 pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -102,3 +103,10 @@ impl ThreadCtx {
 pub struct CtxHandle(pub Rc<ThreadCtx>);
 
 impl mlua::UserData for CtxHandle {}
+
+/// The state's shared parts, for the host functions.
+pub fn shared(lua: &mlua::Lua) -> mlua::Result<Rc<StateShared>> {
+    lua.app_data_ref::<Rc<StateShared>>()
+        .map(|s| Rc::clone(&s))
+        .ok_or_else(|| mlua::Error::runtime("internal error: no engine state"))
+}

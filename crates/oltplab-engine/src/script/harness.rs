@@ -12,7 +12,7 @@ use super::CommandSpec;
 use crate::error::{EngineError, Result};
 use crate::exec::{Sink, Stop};
 use crate::rand::UniqueSeq;
-use crate::workload::Tally;
+use crate::stats::Tally;
 
 /// What a harness run counted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, LuaOptions, MultiValue, ObjectLike, StdLib, Table, Value as LuaValue};
 
-use super::ctx::{CtxHandle, StateShared, ThreadCtx};
+use super::ctx::{shared, CtxHandle, StateShared, ThreadCtx};
 use super::errors::one_line;
 use crate::error::{EngineError, Result};
 
@@ -29,13 +29,6 @@ pub struct Host {
     lua: Lua,
     rt: Table,
     script: Function,
-}
-
-/// The state's shared parts, for the host functions.
-pub fn shared(lua: &Lua) -> mlua::Result<Rc<StateShared>> {
-    lua.app_data_ref::<Rc<StateShared>>()
-        .map(|s| Rc::clone(&s))
-        .ok_or_else(|| mlua::Error::runtime("internal error: no engine state"))
 }
 
 /// One sysbench thread's environment and context.
@@ -208,9 +201,9 @@ fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
         lua.create_function(move |_, (ud, _tid, counter): (mlua::AnyUserData, LuaValue, i64)| {
             let ctx = ctx_of(&ud)?;
             match counter {
-                0 => ctx.count(crate::driver::QueryClass::Other),
-                1 => ctx.count(crate::driver::QueryClass::Read),
-                2 => ctx.count(crate::driver::QueryClass::Write),
+                0 => ctx.count(crate::db::QueryClass::Other),
+                1 => ctx.count(crate::db::QueryClass::Read),
+                2 => ctx.count(crate::db::QueryClass::Write),
                 4 => ctx.shared.pacer.error(ctx.tid, "script", false),
                 5 => ctx.shared.pacer.error(ctx.tid, "script", true),
                 // SB_CNT_TRX: sysbench counts it with the events; oltplab's events are timed ones.

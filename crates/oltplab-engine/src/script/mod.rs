@@ -37,8 +37,8 @@ pub use options::{help_text, is_general, ArgType, ScriptOption};
 use crate::driver::{Target, TargetOptions};
 use crate::error::Result;
 use crate::exec::LoadShape;
+use crate::options::Options;
 use crate::rand::rand_defs;
-use crate::workload::options::Options;
 
 /// A script and how it was called, as the spec names it.
 #[derive(Debug, Clone, Deserialize)]

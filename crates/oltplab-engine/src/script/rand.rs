@@ -4,7 +4,7 @@
 
 use mlua::{Lua, Table};
 
-use super::host::shared;
+use super::ctx::shared;
 use crate::rand::rand_string;
 
 pub fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {

@@ -9,7 +9,8 @@ use std::rc::Rc;
 use mlua::{AnyUserData, Lua, MultiValue, UserData, UserDataMethods, Value as LuaValue, Variadic};
 
 use super::ctx::{CtxHandle, ThreadCtx};
-use crate::driver::{Conn, DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
+use crate::db::{DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
+use crate::driver::Conn;
 use crate::rand::rand_string_into;
 
 /// sysbench's `DB_ERROR_IGNORABLE` and `DB_ERROR_FATAL`.
@@ -111,7 +112,7 @@ impl ParamHandle {
             }
             _ => String::with_capacity(fmt.len()),
         };
-        let shared = super::host::shared(lua)?;
+        let shared = super::ctx::shared(lua)?;
         rand_string_into(&mut shared.rng.borrow_mut(), fmt, &mut text);
         text.truncate(max_len);
         p.value = Value::Text(text);
@@ -149,7 +150,7 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     host.set(
         "driver",
         lua.create_function(|lua, name: Option<String>| {
-            let shared = super::host::shared(lua)?;
+            let shared = super::ctx::shared(lua)?;
             match name {
                 Some(n) if n != shared.driver_name => {
                     Err(mlua::Error::runtime(format!("invalid database driver name: '{n}'")))
