@@ -1,0 +1,295 @@
+//! MySQL packets on the connection's own socket: 4-byte headers (payload length, sequence id),
+//! payloads of 16 MiB and more split and joined, one read buffer and one write buffer reused for
+//! every statement. Nothing here is spawned: the task that runs the connection's statements
+//! drives its socket, so a statement costs one write and (usually) one read, no channel hop and
+//! no allocation.
+
+use std::io;
+use std::sync::Arc;
+
+use rustls::pki_types::ServerName;
+use rustls::ClientConfig;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpStream, UnixStream};
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+use super::errors::Error;
+
+/// The largest payload of one packet; a payload of this length continues in the next packet.
+const MAX_PAYLOAD: usize = 0xFF_FFFF;
+/// What a connection's read buffer starts at (and returns to after a larger result): a point
+/// select's reply fits many times, a 100-row range select's arrives in two reads. Thousands of
+/// connections each hold one, so it is kept small (docs/performance-engine.md).
+const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// Buffers that grew beyond this for one large packet are given back after it.
+const KEEP_BUFFER_BYTES: usize = 64 * 1024;
+
+/// The socket under the protocol: TCP, a Unix socket, or TLS over TCP.
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf).await,
+            Stream::Unix(s) => s.read(buf).await,
+            Stream::Tls(s) => s.read(buf).await,
+        }
+    }
+
+    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.write_all(buf).await,
+            Stream::Unix(s) => s.write_all(buf).await,
+            Stream::Tls(s) => {
+                s.write_all(buf).await?;
+                s.flush().await
+            }
+        }
+    }
+
+    async fn shutdown(&mut self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown().await,
+            Stream::Unix(s) => s.shutdown().await,
+            Stream::Tls(s) => s.shutdown().await,
+        };
+    }
+}
+
+/// A connection's packet reader and writer.
+pub struct Wire {
+    pub stream: Stream,
+    /// Bytes read from the socket; `start..end` are not yet consumed.
+    input: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// The packet being written: 4 header bytes, then its payload.
+    output: Vec<u8>,
+    /// A payload of 16 MiB or more, joined from its packets.
+    joined: Vec<u8>,
+    /// The sequence id the next packet read or written carries.
+    seq: u8,
+}
+
+impl Wire {
+    pub fn new(stream: Stream) -> Self {
+        Self {
+            stream,
+            input: vec![0; READ_BUFFER_BYTES],
+            start: 0,
+            end: 0,
+            output: Vec::with_capacity(256),
+            joined: Vec::new(),
+            seq: 0,
+        }
+    }
+
+    /// Starts a command: sequence ids start again at 0. Returns the payload to write into.
+    pub fn command(&mut self) -> &mut Vec<u8> {
+        self.seq = 0;
+        self.reply()
+    }
+
+    /// Starts a packet that answers the server within an exchange (handshake, LOAD DATA).
+    pub fn reply(&mut self) -> &mut Vec<u8> {
+        self.output.clear();
+        self.output.extend_from_slice(&[0; 4]);
+        &mut self.output
+    }
+
+    /// Sends the packet written since [`Wire::command`] or [`Wire::reply`] (split into packets
+    /// of at most 16 MiB when it is larger).
+    pub async fn send(&mut self) -> Result<(), Error> {
+        let payload = self.output.len() - 4;
+        if payload < MAX_PAYLOAD {
+            self.output[..4].copy_from_slice(&header(payload, self.seq));
+            self.seq = self.seq.wrapping_add(1);
+            self.stream.write_all(&self.output).await?;
+        } else {
+            let mut split = Vec::with_capacity(payload + 4 * (payload / MAX_PAYLOAD + 1));
+            // A payload of exactly n × 16 MiB ends with an empty packet.
+            for chunk in self.output[4..].chunks(MAX_PAYLOAD).chain((payload % MAX_PAYLOAD == 0).then_some(&[][..])) {
+                split.extend_from_slice(&header(chunk.len(), self.seq));
+                split.extend_from_slice(chunk);
+                self.seq = self.seq.wrapping_add(1);
+            }
+            self.stream.write_all(&split).await?;
+        }
+        if self.output.capacity() > KEEP_BUFFER_BYTES {
+            self.output = Vec::with_capacity(256);
+        }
+        Ok(())
+    }
+
+    /// The next packet's payload, valid until the next read.
+    pub async fn read(&mut self) -> Result<&[u8], Error> {
+        let (at, len) = self.next_chunk().await?;
+        if len < MAX_PAYLOAD {
+            return Ok(&self.input[at..at + len]);
+        }
+        let mut joined = std::mem::take(&mut self.joined);
+        joined.clear();
+        joined.extend_from_slice(&self.input[at..at + len]);
+        loop {
+            let (at, len) = self.next_chunk().await?;
+            joined.extend_from_slice(&self.input[at..at + len]);
+            if len < MAX_PAYLOAD {
+                break;
+            }
+        }
+        self.joined = joined;
+        Ok(&self.joined)
+    }
+
+    /// Called between commands: a buffer that grew for one large packet is given back.
+    pub fn relax(&mut self) {
+        if self.start == self.end && self.input.len() > KEEP_BUFFER_BYTES {
+            self.input = vec![0; READ_BUFFER_BYTES];
+            (self.start, self.end) = (0, 0);
+        }
+        if self.joined.capacity() > 0 {
+            self.joined = Vec::new();
+        }
+    }
+
+    /// The same connection after a TLS handshake on its socket (the client's `SslRequest` sent).
+    pub async fn upgrade(self, config: &Arc<ClientConfig>, name: &ServerName<'static>) -> Result<Wire, Error> {
+        let Stream::Tcp(tcp) = self.stream else {
+            return Err(Error::Protocol("TLS is only started on a TCP connection".into()));
+        };
+        let tls = TlsConnector::from(Arc::clone(config)).connect(name.clone(), tcp).await?;
+        Ok(Wire { seq: self.seq, ..Wire::new(Stream::Tls(Box::new(tls))) })
+    }
+
+    /// Sends `COM_QUIT` and closes the socket.
+    pub async fn quit(&mut self) {
+        self.command().push(COM_QUIT);
+        if self.send().await.is_ok() {
+            self.stream.shutdown().await;
+        }
+    }
+
+    /// One packet's position in `input`, read from the socket as far as needed.
+    async fn next_chunk(&mut self) -> Result<(usize, usize), Error> {
+        loop {
+            let unread = self.end - self.start;
+            let need = if unread >= 4 {
+                let h = &self.input[self.start..self.start + 4];
+                let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+                if unread >= 4 + len {
+                    if h[3] != self.seq {
+                        return Err(Error::Protocol(format!(
+                            "packet out of order (sequence {} where {} was due)",
+                            h[3], self.seq
+                        )));
+                    }
+                    self.seq = self.seq.wrapping_add(1);
+                    let at = self.start + 4;
+                    self.start = at + len;
+                    return Ok((at, len));
+                }
+                4 + len
+            } else {
+                4
+            };
+            self.fill(need).await?;
+        }
+    }
+
+    /// Reads from the socket until at least `need` unread bytes are buffered.
+    async fn fill(&mut self, need: usize) -> Result<(), Error> {
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        }
+        if self.input.len() - self.start < need {
+            self.input.copy_within(self.start..self.end, 0);
+            (self.start, self.end) = (0, self.end - self.start);
+            if self.input.len() < need {
+                self.input.resize(need.next_power_of_two(), 0);
+            }
+        }
+        while self.end - self.start < need {
+            let n = self.stream.read(&mut self.input[self.end..]).await?;
+            if n == 0 {
+                return Err(Error::Io(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                )));
+            }
+            self.end += n;
+        }
+        Ok(())
+    }
+}
+
+pub const COM_QUIT: u8 = 0x01;
+
+fn header(len: usize, seq: u8) -> [u8; 4] {
+    [len as u8, (len >> 8) as u8, (len >> 16) as u8, seq]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (Wire, UnixStream) {
+        let (a, b) = UnixStream::pair().unwrap();
+        (Wire::new(Stream::Unix(a)), b)
+    }
+
+    #[tokio::test]
+    async fn packets_are_framed_and_numbered() {
+        let (mut wire, mut peer) = pair();
+        wire.command().extend_from_slice(b"\x03SELECT 1");
+        wire.send().await.unwrap();
+        let mut got = [0; 13];
+        peer.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"\x09\x00\x00\x00\x03SELECT 1");
+        // Two replies in one write, the second split across two more.
+        peer.write_all(b"\x01\x00\x00\x01\x07\x02\x00\x00\x02ab").await.unwrap();
+        assert_eq!(wire.read().await.unwrap(), b"\x07");
+        assert_eq!(wire.read().await.unwrap(), b"ab");
+        peer.write_all(b"\x01\x00\x00\x05z").await.unwrap();
+        let e = wire.read().await.unwrap_err();
+        assert!(matches!(&e, Error::Protocol(m) if m.contains("out of order")), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn large_payloads_are_split_and_joined() {
+        let (mut wire, mut peer) = pair();
+        let big = vec![7u8; MAX_PAYLOAD + 10];
+        wire.command().extend_from_slice(&big);
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            peer.read_to_end(&mut all).await.unwrap();
+            all
+        });
+        wire.send().await.unwrap();
+        wire.stream.shutdown().await;
+        let sent = reader.await.unwrap();
+        assert_eq!(sent.len(), big.len() + 8);
+        assert_eq!(&sent[..4], &[0xFF, 0xFF, 0xFF, 0]);
+        assert_eq!(&sent[4 + MAX_PAYLOAD..8 + MAX_PAYLOAD], &[10, 0, 0, 1]);
+
+        let (mut wire, mut peer) = pair();
+        let writer = tokio::spawn(async move {
+            let mut out = header(MAX_PAYLOAD, 0).to_vec();
+            out.extend(std::iter::repeat_n(1u8, MAX_PAYLOAD));
+            out.extend_from_slice(&header(3, 1));
+            out.extend_from_slice(b"end");
+            peer.write_all(&out).await.unwrap();
+            peer
+        });
+        let got = wire.read().await.unwrap();
+        assert_eq!((got.len(), &got[got.len() - 3..]), (MAX_PAYLOAD + 3, &b"end"[..]));
+        drop(writer.await.unwrap());
+        wire.relax();
+        assert_eq!(wire.input.len(), READ_BUFFER_BYTES);
+        assert!(matches!(wire.read().await.unwrap_err(), Error::Io(_)));
+    }
+}
