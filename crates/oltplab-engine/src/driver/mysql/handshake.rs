@@ -159,3 +159,7 @@ fn encrypt_password(password: &str, nonce: &[u8], pem: &[u8]) -> Vec<u8> {
 fn bad(what: &str, e: &std::io::Error) -> Error {
     Error::Protocol(format!("cannot read {what}: {e}"))
 }
+
+#[cfg(test)]
+#[path = "handshake_tests.rs"]
+mod tests;
