@@ -190,7 +190,8 @@ impl Session {
         if !self.deprecate_eof {
             self.wire.read().await?;
         }
-        let defs: Arc<[Column]> = defs.into();
+        // Only rows kept need their columns (and this allocation).
+        let defs: Option<Arc<[Column]>> = keep.is_some().then(|| defs.into());
         let mut done = Done { result_set: true, ..Done::default() };
         loop {
             let packet = self.wire.read().await?;
@@ -208,8 +209,8 @@ impl Session {
                 Some(0xFF) => return Err(server_error(packet)),
                 _ => {
                     done.rows += 1;
-                    if let Some(rows) = keep.as_deref_mut() {
-                        rows.push(decode_row(packet, &defs, binary)?);
+                    if let (Some(rows), Some(defs)) = (keep.as_deref_mut(), &defs) {
+                        rows.push(decode_row(packet, defs, binary)?);
                     }
                 }
             }
