@@ -80,18 +80,13 @@ impl MysqlConn {
         if self.ps_mode == PsMode::Disable {
             return Ok(());
         }
-        self.stmts.reserve_exact(self.sqls.len());
-        for sql in self.sqls.iter() {
-            let stmt = session.prepare(sql).await.map_err(|e| {
-                let mut err = db_error(&e, self.ignore.as_deref());
-                if matches!(&e, Error::Server { code, .. } if *code == ER_MAX_PREPARED_STMT_COUNT_REACHED) {
-                    err.message
-                        .push_str("; raise max_prepared_stmt_count on the server or run with --db-ps-mode=disable");
-                }
-                err
-            })?;
-            self.stmts.push(stmt);
-        }
+        self.stmts = session.prepare_all(&self.sqls).await.map_err(|e| {
+            let mut err = db_error(&e, self.ignore.as_deref());
+            if matches!(&e, Error::Server { code, .. } if *code == ER_MAX_PREPARED_STMT_COUNT_REACHED) {
+                err.message.push_str("; raise max_prepared_stmt_count on the server or run with --db-ps-mode=disable");
+            }
+            err
+        })?;
         Ok(())
     }
 

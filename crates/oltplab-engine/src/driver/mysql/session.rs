@@ -77,21 +77,47 @@ impl Session {
         self.read_result(false, keep, infile).await
     }
 
-    /// `COM_STMT_PREPARE`; the parameter and column definitions are read and dropped.
-    pub async fn prepare(&mut self, sql: &str) -> Result<Prepared, Error> {
-        let out = self.wire.command();
-        out.push(COM_STMT_PREPARE);
-        out.extend_from_slice(sql.as_bytes());
-        self.wire.send().await?;
+    /// `COM_STMT_PREPARE` of every statement, in one write (the replies are read in order): one
+    /// round trip per connection instead of one per statement, which is most of the set-up of
+    /// thousands of connections. The parameter and column definitions are read and dropped.
+    /// On an error the statements prepared are closed, and the first error is returned.
+    pub async fn prepare_all(&mut self, sqls: &[String]) -> Result<Vec<Prepared>, Error> {
+        for sql in sqls {
+            let out = self.wire.command();
+            out.push(COM_STMT_PREPARE);
+            out.extend_from_slice(sql.as_bytes());
+            self.wire.queue();
+        }
+        self.wire.send_queued().await?;
+        let mut prepared = Vec::with_capacity(sqls.len());
+        let mut first_error = None;
+        for _ in sqls {
+            self.wire.next_reply();
+            match self.read_prepared().await {
+                Ok(stmt) => prepared.push(stmt),
+                Err(e @ Error::Server { .. }) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let Some(e) = first_error else { return Ok(prepared) };
+        for stmt in &prepared {
+            self.close_statement(stmt).await?;
+        }
+        Err(e)
+    }
+
+    async fn read_prepared(&mut self) -> Result<Prepared, Error> {
         let packet = self.wire.read().await?;
         if packet.first() == Some(&0xFF) {
             return Err(server_error(packet));
         }
-        let [0x00, i0, i1, i2, i3, _, _, p0, p1, ..] = *packet else {
+        let [0x00, i0, i1, i2, i3, c0, c1, p0, p1, ..] = *packet else {
             return Err(Error::Protocol("unexpected reply to a prepare".into()));
         };
-        let columns = u16::from_le_bytes([packet[5], packet[6]]);
-        let (id, params) = (u32::from_le_bytes([i0, i1, i2, i3]), u16::from_le_bytes([p0, p1]));
+        let (columns, params) = (u16::from_le_bytes([c0, c1]), u16::from_le_bytes([p0, p1]));
+        let id = u32::from_le_bytes([i0, i1, i2, i3]);
         for list in [params, columns] {
             for _ in 0..list {
                 self.wire.read().await?;

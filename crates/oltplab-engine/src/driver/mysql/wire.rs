@@ -68,8 +68,10 @@ pub struct Wire {
     input: Vec<u8>,
     start: usize,
     end: usize,
-    /// The packet being written: 4 header bytes, then its payload.
+    /// Packets to write: commands queued, then the one being written (4 header bytes, then its
+    /// payload, from `packet_at`).
     output: Vec<u8>,
+    packet_at: usize,
     /// A payload of 16 MiB or more, joined from its packets.
     joined: Vec<u8>,
     /// The sequence id the next packet read or written carries.
@@ -84,42 +86,71 @@ impl Wire {
             start: 0,
             end: 0,
             output: Vec::with_capacity(256),
+            packet_at: 0,
             joined: Vec::new(),
             seq: 0,
         }
     }
 
-    /// Starts a command: sequence ids start again at 0. Returns the payload to write into.
+    /// Starts a command: sequence ids start again at 0. Returns the buffer to write its payload
+    /// at the end of (after any commands queued before it).
     pub fn command(&mut self) -> &mut Vec<u8> {
         self.seq = 0;
-        self.reply()
+        self.start_packet()
     }
 
     /// Starts a packet that answers the server within an exchange (handshake, LOAD DATA).
     pub fn reply(&mut self) -> &mut Vec<u8> {
-        self.output.clear();
+        self.start_packet()
+    }
+
+    fn start_packet(&mut self) -> &mut Vec<u8> {
+        self.packet_at = self.output.len();
         self.output.extend_from_slice(&[0; 4]);
         &mut self.output
     }
 
-    /// Sends the packet written since [`Wire::command`] or [`Wire::reply`] (split into packets
-    /// of at most 16 MiB when it is larger).
+    /// Ends the packet being written without sending it: several commands then go in one
+    /// write (pipelined), their replies read in order, each after [`Wire::next_reply`].
+    pub fn queue(&mut self) {
+        let payload = self.output.len() - self.packet_at - 4;
+        debug_assert!(payload < MAX_PAYLOAD, "a queued command is smaller than 16 MiB");
+        self.output[self.packet_at..self.packet_at + 4].copy_from_slice(&header(payload, self.seq));
+        self.seq = self.seq.wrapping_add(1);
+    }
+
+    /// The reply to the next of the commands queued: its sequence ids start at 1.
+    pub fn next_reply(&mut self) {
+        self.seq = 1;
+    }
+
+    /// Writes the commands queued.
+    pub async fn send_queued(&mut self) -> Result<(), Error> {
+        self.stream.write_all(&self.output).await?;
+        self.output.clear();
+        Ok(())
+    }
+
+    /// Sends the packet written since [`Wire::command`] or [`Wire::reply`], after the commands
+    /// queued before it (a payload of 16 MiB or more is split into packets).
     pub async fn send(&mut self) -> Result<(), Error> {
-        let payload = self.output.len() - 4;
+        let payload = self.output.len() - self.packet_at - 4;
         if payload < MAX_PAYLOAD {
-            self.output[..4].copy_from_slice(&header(payload, self.seq));
-            self.seq = self.seq.wrapping_add(1);
+            self.queue();
             self.stream.write_all(&self.output).await?;
         } else {
-            let mut split = Vec::with_capacity(payload + 4 * (payload / MAX_PAYLOAD + 1));
+            let mut split = self.output[..self.packet_at].to_vec();
+            split.reserve(payload + 4 * (payload / MAX_PAYLOAD + 1));
+            let body = &self.output[self.packet_at + 4..];
             // A payload of exactly n × 16 MiB ends with an empty packet.
-            for chunk in self.output[4..].chunks(MAX_PAYLOAD).chain((payload % MAX_PAYLOAD == 0).then_some(&[][..])) {
+            for chunk in body.chunks(MAX_PAYLOAD).chain((payload % MAX_PAYLOAD == 0).then_some(&[][..])) {
                 split.extend_from_slice(&header(chunk.len(), self.seq));
                 split.extend_from_slice(chunk);
                 self.seq = self.seq.wrapping_add(1);
             }
             self.stream.write_all(&split).await?;
         }
+        self.output.clear();
         if self.output.capacity() > KEEP_BUFFER_BYTES {
             self.output = Vec::with_capacity(256);
         }
@@ -257,6 +288,25 @@ mod tests {
         peer.write_all(b"\x01\x00\x00\x05z").await.unwrap();
         let e = wire.read().await.unwrap_err();
         assert!(matches!(&e, Error::Protocol(m) if m.contains("out of order")), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn queued_commands_go_in_one_write_and_their_replies_are_numbered_each_from_one() {
+        let (mut wire, mut peer) = pair();
+        for sql in [&b"\x16SELECT 1"[..], b"\x16SELECT 22"] {
+            wire.command().extend_from_slice(sql);
+            wire.queue();
+        }
+        wire.send_queued().await.unwrap();
+        let mut got = [0; 27];
+        peer.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"\x09\x00\x00\x00\x16SELECT 1\x0a\x00\x00\x00\x16SELECT 22");
+        peer.write_all(b"\x01\x00\x00\x01a\x01\x00\x00\x02b\x01\x00\x00\x01c").await.unwrap();
+        wire.next_reply();
+        assert_eq!(wire.read().await.unwrap(), b"a");
+        assert_eq!(wire.read().await.unwrap(), b"b");
+        wire.next_reply();
+        assert_eq!(wire.read().await.unwrap(), b"c");
     }
 
     #[tokio::test]
