@@ -33,11 +33,13 @@ pub enum Stream {
 }
 
 impl Stream {
-    async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    /// Reads into `buf`'s spare capacity (never zeroed first: an idle connection's buffer stays
+    /// untouched memory).
+    async fn read_buf(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.read(buf).await,
-            Stream::Unix(s) => s.read(buf).await,
-            Stream::Tls(s) => s.read(buf).await,
+            Stream::Tcp(s) => s.read_buf(buf).await,
+            Stream::Unix(s) => s.read_buf(buf).await,
+            Stream::Tls(s) => s.read_buf(buf).await,
         }
     }
 
@@ -64,10 +66,9 @@ impl Stream {
 /// A connection's packet reader and writer.
 pub struct Wire {
     pub stream: Stream,
-    /// Bytes read from the socket; `start..end` are not yet consumed.
+    /// Bytes read from the socket; those from `start` on are not yet consumed.
     input: Vec<u8>,
     start: usize,
-    end: usize,
     /// Packets to write: commands queued, then the one being written (4 header bytes, then its
     /// payload, from `packet_at`).
     output: Vec<u8>,
@@ -82,9 +83,8 @@ impl Wire {
     pub fn new(stream: Stream) -> Self {
         Self {
             stream,
-            input: vec![0; READ_BUFFER_BYTES],
+            input: Vec::with_capacity(READ_BUFFER_BYTES),
             start: 0,
-            end: 0,
             output: Vec::with_capacity(256),
             packet_at: 0,
             joined: Vec::new(),
@@ -179,9 +179,9 @@ impl Wire {
 
     /// Called between commands: a buffer that grew for one large packet is given back.
     pub fn relax(&mut self) {
-        if self.start == self.end && self.input.len() > KEEP_BUFFER_BYTES {
-            self.input = vec![0; READ_BUFFER_BYTES];
-            (self.start, self.end) = (0, 0);
+        if self.start == self.input.len() && self.input.capacity() > KEEP_BUFFER_BYTES {
+            self.input = Vec::with_capacity(READ_BUFFER_BYTES);
+            self.start = 0;
         }
         if self.joined.capacity() > 0 {
             self.joined = Vec::new();
@@ -208,7 +208,7 @@ impl Wire {
     /// One packet's position in `input`, read from the socket as far as needed.
     async fn next_chunk(&mut self) -> Result<(usize, usize), Error> {
         loop {
-            let unread = self.end - self.start;
+            let unread = self.input.len() - self.start;
             let need = if unread >= 4 {
                 let h = &self.input[self.start..self.start + 4];
                 let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
@@ -234,25 +234,25 @@ impl Wire {
 
     /// Reads from the socket until at least `need` unread bytes are buffered.
     async fn fill(&mut self, need: usize) -> Result<(), Error> {
-        if self.start == self.end {
-            (self.start, self.end) = (0, 0);
+        if self.start == self.input.len() {
+            self.input.clear();
+            self.start = 0;
         }
-        if self.input.len() - self.start < need {
-            self.input.copy_within(self.start..self.end, 0);
-            (self.start, self.end) = (0, self.end - self.start);
-            if self.input.len() < need {
-                self.input.resize(need.next_power_of_two(), 0);
+        if self.input.capacity() - self.start < need {
+            self.input.drain(..self.start);
+            self.start = 0;
+            if self.input.capacity() < need {
+                self.input.reserve(need.next_power_of_two() - self.input.len());
             }
         }
-        while self.end - self.start < need {
-            let n = self.stream.read(&mut self.input[self.end..]).await?;
-            if n == 0 {
+        while self.input.len() - self.start < need {
+            // The spare capacity is at least what is missing, so this never grows the buffer.
+            if self.stream.read_buf(&mut self.input).await? == 0 {
                 return Err(Error::Io(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "the server closed the connection",
                 )));
             }
-            self.end += n;
         }
         Ok(())
     }
@@ -339,7 +339,7 @@ mod tests {
         assert_eq!((got.len(), &got[got.len() - 3..]), (MAX_PAYLOAD + 3, &b"end"[..]));
         drop(writer.await.unwrap());
         wire.relax();
-        assert_eq!(wire.input.len(), READ_BUFFER_BYTES);
+        assert_eq!(wire.input.capacity(), READ_BUFFER_BYTES);
         assert!(matches!(wire.read().await.unwrap_err(), Error::Io(_)));
     }
 }
