@@ -7,6 +7,7 @@ from pathlib import Path
 from oltplab.cli import exitcodes
 from oltplab.cli.commands.analysis_args import AnalysisParser
 from oltplab.exceptions import ConfigError
+from oltplab.redact import redact_url
 from oltplab.servers import SERVER_CLASSES, ManagedServer, ServerSettings, create_server
 from oltplab.servers.settings import ConfigValue
 from oltplab.servers.state import STATE_FILE, read_state
@@ -47,6 +48,7 @@ def server_status(server: ManagedServer) -> dict[str, object]:
         "running": pid is not None,
         "pid": pid,
         "url": server.redacted_url if server.settings.port is not None else None,
+        "socket_url": redact_url(server.socket_url) if server.settings.port is not None else None,
         "max_connections": server.settings.max_connections,
         "variables": dict(server.settings.variables),
         "log": str(server.log_file),
@@ -88,6 +90,7 @@ def _start(args: list[str]) -> int:
             pin_session(pid, cpus)
             print(f"pinned to CPUs {cpus_allowed_list(pid)}")
         print(server.redacted_url)
+        print(redact_url(server.socket_url))
     finally:
         server.detach()  # it runs on after this command; `oltplab server stop DIR` stops it
     return exitcodes.OK
