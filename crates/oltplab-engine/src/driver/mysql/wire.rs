@@ -199,6 +199,8 @@ impl Wire {
 
     /// Sends `COM_QUIT` and closes the socket.
     pub async fn quit(&mut self) {
+        // Whatever a statement abandoned half-written (Ctrl-C) is not sent before the goodbye.
+        self.output.clear();
         self.command().push(COM_QUIT);
         if self.send().await.is_ok() {
             self.stream.shutdown().await;
