@@ -220,7 +220,10 @@ impl Session {
         let defs: Option<Arc<[Column]>> = keep.is_some().then(|| defs.into());
         let mut done = Done { result_set: true, ..Done::default() };
         loop {
-            let packet = self.wire.read().await?;
+            let packet = match self.wire.take_buffered() {
+                Some(packet) => packet?,
+                None => self.wire.read().await?,
+            };
             match packet.first() {
                 // The end: an OK packet with an EOF header, or an EOF packet (a text row can only
                 // start with 0xFE when it is 16 MiB or larger).

@@ -210,28 +210,48 @@ impl Wire {
     /// One packet's position in `input`, read from the socket as far as needed.
     async fn next_chunk(&mut self) -> Result<(usize, usize), Error> {
         loop {
-            let unread = self.input.len() - self.start;
-            let need = if unread >= 4 {
-                let h = &self.input[self.start..self.start + 4];
-                let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
-                if unread >= 4 + len {
-                    if h[3] != self.seq {
-                        return Err(Error::Protocol(format!(
-                            "packet out of order (sequence {} where {} was due)",
-                            h[3], self.seq
-                        )));
-                    }
-                    self.seq = self.seq.wrapping_add(1);
-                    let at = self.start + 4;
-                    self.start = at + len;
-                    return Ok((at, len));
-                }
-                4 + len
-            } else {
-                4
-            };
-            self.fill(need).await?;
+            match self.buffered_chunk() {
+                Ok(at_len) => return self.take_chunk(at_len),
+                Err(need) => self.fill(need).await?,
+            }
         }
+    }
+
+    /// The next packet when it is already in the buffer whole (and under 16 MiB): the rows of a
+    /// result mostly are, and are then read without an await.
+    pub fn take_buffered(&mut self) -> Option<Result<&[u8], Error>> {
+        match self.buffered_chunk() {
+            Ok((at, len)) if len < MAX_PAYLOAD => {
+                Some(self.take_chunk((at, len)).map(|(at, len)| &self.input[at..at + len]))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where the next packet's payload is, if it is buffered whole; otherwise how many unread
+    /// bytes it needs.
+    fn buffered_chunk(&self) -> Result<(usize, usize), usize> {
+        let unread = self.input.len() - self.start;
+        if unread < 4 {
+            return Err(4);
+        }
+        let h = &self.input[self.start..self.start + 4];
+        let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+        if unread < 4 + len {
+            return Err(4 + len);
+        }
+        Ok((self.start + 4, len))
+    }
+
+    /// Consumes the buffered packet at `at`, checking its sequence id.
+    fn take_chunk(&mut self, (at, len): (usize, usize)) -> Result<(usize, usize), Error> {
+        let seq = self.input[at - 1];
+        if seq != self.seq {
+            return Err(Error::Protocol(format!("packet out of order (sequence {seq} where {} was due)", self.seq)));
+        }
+        self.seq = self.seq.wrapping_add(1);
+        self.start = at + len;
+        Ok((at, len))
     }
 
     /// Reads from the socket until at least `need` unread bytes are buffered.
