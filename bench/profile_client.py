@@ -6,11 +6,13 @@ For one tool, workload and thread count it runs the client three times, `--time`
 
 1. plain: user and system CPU per transaction of the whole client process (/proc, from its
    "Threads started!" line to its report, as bench/vs_sysbench.py measures it);
-2. under `perf record -g` (cpu-clock, user and kernel): the samples grouped by what the code
+2. `perf record -g` (cpu-clock, user and kernel) attached to it during its load (start-up,
+   connecting and the report left out): the samples grouped by what the code
    does (kernel, protocol encode/parse, driver futures and caches, row and value allocation,
    runtime scheduling, workload code, recorders, ...), in % of the client's CPU and in µs per
    transaction;
-3. under `strace -c -f`: system calls per transaction, by call.
+3. `strace -c -f` attached the same way: system calls per transaction, by call (the
+   transactions of the window estimated from the run's, in proportion to the time).
 
     .venv/bin/python bench/profile_client.py --tool oltplab --db mysql://sb:PW@127.0.0.1:3306/sb \\
         --workload oltp_point_select --threads 8 --time 10 --tables 1 --table-size 10000
@@ -25,9 +27,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -131,11 +135,39 @@ def group_of(line: str) -> str:
     return next((name for name, pattern in GROUPS if pattern.search(line)), OTHER)
 
 
+def attached(args: argparse.Namespace, out: Path, tracer: list[str]) -> tuple[int, float]:
+    """Runs the client and, once its load has started ("Threads started!"), `tracer` attached
+    to it (`-p PID` is added) for the middle of the load: start-up, connecting and the report
+    stay out. Returns the client's transactions and the share of its load the tracer saw."""
+    # From 1 s into the load to 2 s before its end: perf or strace may take a moment to
+    # attach on a busy host, and the process's exit (Python's finalisation) stays out.
+    window_s = max(args.time - 3.0, 1.0)
+    client = subprocess.Popen(client_argv(args, out), stdout=subprocess.PIPE, text=True)
+    assert client.stdout is not None
+    lines = []
+    for line in client.stdout:
+        lines.append(line)
+        if "Threads started!" in line:
+            break
+    time.sleep(1.0)
+    # perf stops when its `sleep` does; strace (it takes no command with -p) on SIGINT.
+    strace = tracer[0] == "strace"
+    argv = [*tracer, "-p", str(client.pid), *([] if strace else ["--", "sleep", f"{window_s:g}"])]
+    traced = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if strace:
+        time.sleep(window_s)
+        traced.send_signal(signal.SIGINT)
+    traced.wait()
+    lines += client.stdout.readlines()
+    client.wait()
+    return transactions(args, "".join(lines), out), window_s / args.time
+
+
 def perf_groups(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
-    """Each group's share of the client's samples, in %."""
-    data, out = tmp / "perf.data", tmp / "perf-run"
-    argv = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-o", str(data), "--"]
-    subprocess.run([*argv, *client_argv(args, out)], check=True, capture_output=True)
+    """Each group's share of the client's samples during its load, in %."""
+    data = tmp / "perf.data"
+    attached(args, tmp / "perf-run", ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000",
+                                      "-g", "-o", str(data)])  # fmt: skip
     report = subprocess.run(
         ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "dso,sym",
          "-g", "none", "--percent-limit", "0"],
@@ -151,16 +183,14 @@ def perf_groups(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
 
 
 def strace_calls(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
-    """System calls per transaction, by call (the whole process: start-up included)."""
-    log, out = tmp / "strace.txt", tmp / "strace-run"
-    argv = ["strace", "-c", "-f", "-o", str(log), *client_argv(args, out)]
-    done = subprocess.run(argv, check=True, capture_output=True, text=True)
-    txns = transactions(args, done.stdout, out)
+    """System calls per transaction during the load, by call."""
+    log = tmp / "strace.txt"
+    txns, seen = attached(args, tmp / "strace-run", ["strace", "-c", "-f", "-o", str(log)])
     calls: dict[str, float] = {}
     for line in log.read_text().splitlines():
         parts = line.split()
         if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
-            calls[parts[-1]] = int(parts[3]) / max(txns, 1)
+            calls[parts[-1]] = int(parts[3]) / max(txns * seen, 1)
     return dict(sorted(calls.items(), key=lambda kv: -kv[1]))
 
 
