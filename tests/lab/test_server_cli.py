@@ -31,7 +31,8 @@ def test_server_commands(
         assert status["engine"] == "mariadb"
         assert status["variables"] == {"max_heap_table_size": "32M"}
         assert "***" in status["url"]
-        assert "***" in status["socket_url"] and "?socket=" in status["socket_url"]
+        assert "***" in status["socket_url"]
+        assert "?socket=" in status["socket_url"]
 
         assert main(["server", "list", str(servers_root), "--json"]) == 0
         listed = json.loads(capsys.readouterr().out)
