@@ -24,7 +24,7 @@ use super::wire::Wire;
 /// (postgres-protocol and pgjdbc cap it the same way); PostgreSQL's default is 4,096.
 const MAX_ITERATIONS: u32 = 100_000;
 
-/// Answers the server's authentication requests until it says AuthenticationOk.
+/// Answers the server's authentication requests until it says `AuthenticationOk`.
 pub async fn authenticate(wire: &mut Wire, user: &str, password: &str) -> Result<(), PgError> {
     let password = || if password.is_empty() { Err(PgError::PasswordMissing) } else { Ok(password.as_bytes()) };
     let protocol = |e: std::io::Error| PgError::Protocol(e.to_string());
@@ -45,7 +45,10 @@ pub async fn authenticate(wire: &mut Wire, user: &str, password: &str) -> Result
                     scram |= m == SCRAM_SHA_256;
                 }
                 if !scram {
-                    return Err(PgError::Protocol("the server offers no SASL mechanism but SCRAM-SHA-256-PLUS, which needs channel binding".into()));
+                    return Err(PgError::Protocol(
+                        "the server offers no SASL mechanism but SCRAM-SHA-256-PLUS, which needs channel binding"
+                            .into(),
+                    ));
                 }
                 scram_sha_256(wire, password()?).await?;
                 continue;
@@ -56,7 +59,7 @@ pub async fn authenticate(wire: &mut Wire, user: &str, password: &str) -> Result
     }
 }
 
-/// The next message, with an ErrorResponse as an error.
+/// The next message, with an `ErrorResponse` as an error.
 async fn next_message(wire: &mut Wire) -> Result<Message, PgError> {
     let f = wire.frame().await?;
     if f.tag == b'E' {
@@ -133,7 +136,7 @@ impl<'a> ServerFirst<'a> {
     }
 }
 
-/// ClientKey, StoredKey and ServerKey of one password, salt and iteration count.
+/// `ClientKey`, `StoredKey` and `ServerKey` of one password, salt and iteration count.
 #[derive(Clone)]
 struct Keys {
     client: [u8; 32],
@@ -176,7 +179,7 @@ impl Keys {
     }
 }
 
-/// SASLprep where the password allows it, else its bytes as they are (what the server does).
+/// `SASLprep` where the password allows it, else its bytes as they are (what the server does).
 fn saslprep(password: &[u8]) -> Vec<u8> {
     match std::str::from_utf8(password).map(stringprep::saslprep) {
         Ok(Ok(p)) => p.into_owned().into_bytes(),

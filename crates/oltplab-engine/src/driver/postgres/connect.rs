@@ -80,14 +80,13 @@ impl Settings {
     }
 
     async fn open(&self) -> std::result::Result<Wire, PgError> {
-        let stream = match &self.socket {
-            Some(path) => Stream::unix(path).await?,
-            None => {
-                let tcp = Stream::tcp(&self.net.host, self.net.port).await?;
-                match &self.tls {
-                    Some(tls) => tls.connect(tcp, &self.net.host).await?,
-                    None => Stream::Tcp(tcp),
-                }
+        let stream = if let Some(path) = &self.socket {
+            Stream::unix(path).await?
+        } else {
+            let tcp = Stream::tcp(&self.net.host, self.net.port).await?;
+            match &self.tls {
+                Some(tls) => tls.connect(tcp, &self.net.host).await?,
+                None => Stream::Tcp(tcp),
             }
         };
         let mut wire = Wire::new(stream);

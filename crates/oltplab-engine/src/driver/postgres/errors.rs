@@ -26,12 +26,12 @@ const RETRY_SQLSTATES: [&str; 3] = ["40P01", "40001", "23505"];
 /// What can go wrong on a connection.
 #[derive(Debug)]
 pub enum PgError {
-    /// The server's ErrorResponse.
+    /// The server's `ErrorResponse`.
     Server(ServerError),
     Io(io::Error),
     /// The server closed the connection.
     Closed,
-    /// `sslmode=require`, but the server answered the SSLRequest with 'N'.
+    /// `sslmode=require`, but the server answered the `SSLRequest` with 'N'.
     TlsNotOffered,
     /// The TLS handshake failed (a refused certificate, no common protocol).
     Tls(io::Error),
@@ -41,7 +41,7 @@ pub enum PgError {
     Protocol(String),
 }
 
-/// The fields of an ErrorResponse that oltplab uses.
+/// The fields of an `ErrorResponse` that oltplab uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerError {
     /// FATAL or PANIC: the server ends the session.

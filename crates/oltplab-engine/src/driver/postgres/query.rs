@@ -91,7 +91,8 @@ pub async fn execute(wire: &mut Wire, stmt: &Prepared, params: &[Value], fetch: 
         return Err(PgError::Protocol(format!("expected {} parameters but got {}", stmt.params, params.len())));
     }
     wire.ready().await?;
-    let serialize = |v: &Value, out: &mut bytes::BytesMut| Ok(if encode_param(v, out) { IsNull::No } else { IsNull::Yes });
+    let serialize =
+        |v: &Value, out: &mut bytes::BytesMut| Ok(if encode_param(v, out) { IsNull::No } else { IsNull::Yes });
     // No parameter format codes: every parameter is text.
     frontend::bind("", &stmt.name, [], params, serialize, BINARY, &mut wire.out)
         .map_err(|_| PgError::Protocol("a parameter is too large for a Bind message".into()))?;
@@ -100,7 +101,8 @@ pub async fn execute(wire: &mut Wire, stmt: &Prepared, params: &[Value], fetch: 
     wire.send().await?;
 
     let reads = !stmt.columns.is_empty();
-    let mut out = QueryResult { class: if reads { QueryClass::Read } else { QueryClass::Other }, ..QueryResult::other() };
+    let mut out =
+        QueryResult { class: if reads { QueryClass::Read } else { QueryClass::Other }, ..QueryResult::other() };
     loop {
         let f = wire.frame().await?;
         match f.tag {
@@ -186,7 +188,7 @@ pub async fn simple(wire: &mut Wire, sql: &str, fetch: Fetch) -> Result<QueryRes
     }
 }
 
-/// The count at the end of a CommandComplete tag (`UPDATE 3`, `INSERT 0 1`, `COPY 10`); 0 for
+/// The count at the end of a `CommandComplete` tag (`UPDATE 3`, `INSERT 0 1`, `COPY 10`); 0 for
 /// tags without one (`BEGIN`).
 pub fn rows_affected(body: &[u8]) -> u64 {
     let tag = body.strip_suffix(&[0]).unwrap_or(body);

@@ -100,7 +100,7 @@ impl ServerCertVerifier for AnyCertificate {
 }
 
 impl MakeRustls {
-    /// PostgreSQL's SSLRequest, then the TLS handshake on the same socket (`host` names the
+    /// PostgreSQL's `SSLRequest`, then the TLS handshake on the same socket (`host` names the
     /// server for SNI and, with a root certificate, for verification).
     pub async fn connect(&self, mut tcp: TcpStream, host: &str) -> Result<Stream, PgError> {
         let mut request = bytes::BytesMut::new();
@@ -109,8 +109,8 @@ impl MakeRustls {
         if tcp.read_u8().await? != b'S' {
             return Err(PgError::TlsNotOffered);
         }
-        let name =
-            ServerName::try_from(host.to_owned()).map_err(|e| PgError::Tls(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+        let name = ServerName::try_from(host.to_owned())
+            .map_err(|e| PgError::Tls(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
         let connector = tokio_rustls::TlsConnector::from(Arc::clone(&self.0));
         let tls = connector.connect(name, tcp).await.map_err(PgError::Tls)?;
         Ok(Stream::Tls(Box::new(tls)))

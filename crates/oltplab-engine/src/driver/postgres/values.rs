@@ -1,5 +1,5 @@
 //! Values across the wire: parameters go in text format, result columns come back in
-//! binary format (prepared statements) or text (simple queries), read from a DataRow's body.
+//! binary format (prepared statements) or text (simple queries), read from a `DataRow`'s body.
 
 use std::fmt::Write as _;
 
@@ -21,7 +21,7 @@ pub fn encode_param(v: &Value, out: &mut BytesMut) -> bool {
     true
 }
 
-/// The columns of a DataRow body: `None` for NULL.
+/// The columns of a `DataRow` body: `None` for NULL.
 pub struct Columns<'a> {
     rest: &'a [u8],
     left: u16,

@@ -31,7 +31,7 @@ pub struct Wire {
     input: BytesMut,
     /// The request being built; [`Wire::send`] writes and clears it.
     pub out: BytesMut,
-    /// Sync (and Query) messages sent whose ReadyForQuery was not read yet. A request abandoned
+    /// Sync (and Query) messages sent whose `ReadyForQuery` was not read yet. A request abandoned
     /// half-way (Ctrl-C) leaves some; the next request reads past them first.
     unanswered: u32,
     /// A write stopped half-way left part of a message on the socket: nothing can follow it.
@@ -43,13 +43,13 @@ impl Wire {
         Self { stream, input: BytesMut::with_capacity(INPUT_BYTES), out: BytesMut::new(), unanswered: 0, broken: false }
     }
 
-    /// Ends the request in `out` with Sync, which the server answers with ReadyForQuery.
+    /// Ends the request in `out` with Sync, which the server answers with `ReadyForQuery`.
     pub fn sync(&mut self) {
         frontend::sync(&mut self.out);
         self.unanswered += 1;
     }
 
-    /// Puts a simple-protocol Query in `out` (answered with ReadyForQuery, as a Sync).
+    /// Puts a simple-protocol Query in `out` (answered with `ReadyForQuery`, as a Sync).
     pub fn query(&mut self, sql: &str) -> Result<(), PgError> {
         frontend::query(sql, &mut self.out).map_err(|e| PgError::Protocol(e.to_string()))?;
         self.unanswered += 1;
@@ -140,7 +140,7 @@ impl Wire {
         backend::Message::parse(&mut self.input)?.ok_or_else(|| PgError::Protocol("truncated message".into()))
     }
 
-    /// The ErrorResponse at the front of the buffer, dropped.
+    /// The `ErrorResponse` at the front of the buffer, dropped.
     pub fn server_error(&mut self, f: Frame) -> Result<ServerError, PgError> {
         match self.message(f)? {
             backend::Message::ErrorResponse(body) => ServerError::from_body(&body),
@@ -148,7 +148,7 @@ impl Wire {
         }
     }
 
-    /// Reads up to and including ReadyForQuery, past anything else (a second error included).
+    /// Reads up to and including `ReadyForQuery`, past anything else (a second error included).
     pub async fn finish(&mut self) -> Result<(), PgError> {
         loop {
             let f = self.frame().await?;
@@ -159,7 +159,7 @@ impl Wire {
         }
     }
 
-    /// After the server's error `e`: reads up to ReadyForQuery and gives `e` back (or the
+    /// After the server's error `e`: reads up to `ReadyForQuery` and gives `e` back (or the
     /// error that lost the connection on the way).
     pub async fn fail(&mut self, e: ServerError) -> PgError {
         match self.finish().await {
@@ -168,7 +168,7 @@ impl Wire {
         }
     }
 
-    /// Reads the end of the start-up: BackendKeyData, then ReadyForQuery.
+    /// Reads the end of the start-up: `BackendKeyData`, then `ReadyForQuery`.
     pub async fn expect_ready(&mut self) -> Result<(), PgError> {
         loop {
             let f = self.frame().await?;
