@@ -22,7 +22,7 @@ pub use fake::FakeConn;
 pub use mysql::MysqlConn;
 pub use postgres::PostgresConn;
 pub use sqlite::SqliteConn;
-pub use tab_text::{push_int, TabRows};
+pub use tab_text::{int_bytes, push_int, TabRows};
 pub use target::{MysqlTarget, PostgresTarget, PsMode, SqliteTarget, Target, TargetOptions};
 
 use std::time::Duration;
