@@ -18,6 +18,7 @@ def test_the_seed_examples_exist() -> None:
         "flushing",
         "servers",
         "stability",
+        "threadpool-open-loop",
         "threadpool",
         "tpcc",
     ]
