@@ -25,11 +25,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
+from oltplab import priority
 from oltplab.exceptions import ConfigError, ServerError
 from oltplab.redact import redact_url, userinfo
 from oltplab.servers import process
 from oltplab.servers.net import LOOPBACK, free_loopback_port
-from oltplab.servers.osuser import check_reachable, give_to, server_account
+from oltplab.servers.osuser import check_reachable, give_to, make_reachable_dirs, server_account
 from oltplab.servers.settings import ServerSettings
 from oltplab.servers.state import read_state, write_state
 
@@ -171,6 +172,9 @@ class ManagedServer(ABC):
             self._initialise()
         try:
             self._launch_on_a_port(auto_port)
+            pid = self.pid()
+            if pid is not None:  # its own session: give it the priority oltplab runs at
+                priority.share_with_session(pid)
             self._configure()
         except BaseException:  # Ctrl-C included: never leave a half-started server behind
             self.kill()
@@ -305,7 +309,7 @@ class ManagedServer(ABC):
     # -- helpers -----------------------------------------------------------------------------
 
     def _make_dirs(self) -> None:
-        self.base_dir.mkdir(parents=True, exist_ok=True)
+        make_reachable_dirs(self.base_dir, [self.os_user])
         for private in (self.data_dir, self.run_dir):
             private.mkdir(mode=0o700, exist_ok=True)
         self.log_file.touch(mode=0o640, exist_ok=True)

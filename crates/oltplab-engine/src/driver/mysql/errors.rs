@@ -3,8 +3,8 @@
 
 use std::{fmt, io};
 
+use crate::db::{DbError, ErrorAction};
 use crate::driver::url::NetTarget;
-use crate::driver::{DbError, ErrorAction};
 use crate::error::EngineError;
 
 /// What can go wrong on a MySQL connection.

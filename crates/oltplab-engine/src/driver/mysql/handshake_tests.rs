@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UnixStream};
 
 use super::*;
-use crate::driver::Value;
+use crate::db::Value;
 
 const PASSWORD: &str = "pa55-wörd";
 const NONCE: &[u8; 20] = b"abcdefghijklmnopqrst";

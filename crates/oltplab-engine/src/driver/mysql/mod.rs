@@ -21,9 +21,9 @@ use self::connect::{ConnectOpts, ReopenError};
 use self::errors::{db_error, reconnect_error, Error, CR_CONN_HOST_ERROR};
 use self::session::{Done, Prepared, Session};
 use super::target::{MysqlTarget, PsMode};
-use super::{
+use super::QUIT_TIMEOUT;
+use crate::db::{
     DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, ServerInfo, ServerLimits, StmtId, Value,
-    QUIT_TIMEOUT,
 };
 use crate::error::Result;
 

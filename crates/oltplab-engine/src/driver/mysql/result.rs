@@ -11,7 +11,7 @@ use mysql_common::row::{Row, RowDeserializer};
 use mysql_common::value::ServerSide;
 
 use super::errors::Error;
-use crate::driver::Value;
+use crate::db::Value;
 
 /// A row packet as engine values (the binary protocol's after `COM_STMT_EXECUTE`, the text
 /// protocol's after `COM_QUERY`), decoded by `mysql_common`'s value parsers.

@@ -13,7 +13,7 @@ use mysql_common::packets::Column;
 use super::errors::Error;
 use super::result::decode_row;
 use super::wire::Wire;
-use crate::driver::Value;
+use crate::db::Value;
 
 const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
