@@ -4,7 +4,7 @@
 //! line. A TPC-C load writes about a gigabyte of it, so a loader writes its fields straight
 //! into [`TabRows`] (no `Value` per column) and the common cases take no detour through `fmt`.
 
-use super::Value;
+use crate::db::Value;
 
 /// Appends `n` in decimal, without a detour through `fmt`.
 pub fn push_int(n: i64, out: &mut String) {

@@ -8,8 +8,8 @@ use std::io;
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::ErrorResponseBody;
 
+use crate::db::{DbError, ErrorAction};
 use crate::driver::url::NetTarget;
-use crate::driver::{DbError, ErrorAction};
 
 /// SQLSTATE `connection_failure`, for a connection lost without a word from the
 /// server (a closed socket). pgjdbc reports the same code in the same situation.

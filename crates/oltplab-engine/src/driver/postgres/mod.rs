@@ -25,9 +25,8 @@ use self::sql::Template;
 use self::wire::Wire;
 use super::tab_text::TabRows;
 use super::target::{PostgresTarget, PsMode};
-use super::{
-    DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value, QUIT_TIMEOUT,
-};
+use super::QUIT_TIMEOUT;
+use crate::db::{DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
 use crate::error::{EngineError, Result};
 
 pub struct PostgresConn {

@@ -12,7 +12,7 @@ use super::errors::{PgError, ServerError};
 use super::sql::Template;
 use super::values::{binary_row, encode_param, text_row};
 use super::wire::Wire;
-use crate::driver::{DbError, Fetch, QueryClass, QueryResult, Value};
+use crate::db::{DbError, Fetch, QueryClass, QueryResult, Value};
 
 /// Result columns in binary format (one format code for all of them).
 const BINARY: [i16; 1] = [1];

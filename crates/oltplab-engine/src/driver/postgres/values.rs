@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use bytes::{BufMut, BytesMut};
 
 use super::errors::CLIENT_ERROR;
-use crate::driver::{int_bytes, DbError, DbResult, Value};
+use crate::db::{DbError, DbResult, Value};
+use crate::driver::int_bytes;
 
 /// Writes a parameter as text, as sysbench's `PQexecPrepared` sends it: the server parses each
 /// with the input function of the type it inferred at prepare time, so an `i64` binds to an
