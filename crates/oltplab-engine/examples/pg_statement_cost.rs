@@ -14,7 +14,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use oltplab_engine::driver::{Conn, Fetch, StmtId, Target, TargetOptions, Value};
+use oltplab_engine::db::{Fetch, StmtId, Value};
+use oltplab_engine::driver::{Conn, Target, TargetOptions};
 
 struct Counting;
 
