@@ -28,8 +28,9 @@ METRIC_FILES = ("system.csv", "server.csv")
 SERVICE_TAG = "service"
 # MSER-5 may cut this share of the window and the run still counts as well warmed (§1.4).
 LONG_WARMUP_SHARE = 0.10
-# An interval shorter than this share of the median interval is a runt: the stub the engine
-# closes when the load stops just after an interval boundary (a millisecond, one transaction).
+# An interval shorter than this share of the median interval is a runt: a last interval cut
+# short by --events or Ctrl-C, or the stub of a few ms that runs of older versions end with
+# (the engine now merges the drain after --time into the last interval: docs/run-directory.md).
 # The per-interval statistics weigh every interval alike, so its rate (thousands of tps from
 # one transaction) would move the mean, the CV, the drift and MSER's verdict.
 RUNT_SHARE = 0.5

@@ -33,6 +33,8 @@ pub struct Reporter {
     /// Client CPU over the measured intervals, in core-seconds, and which of them saturated it.
     pub client_cpu_s: f64,
     saturation: Saturation,
+    /// Connections running at the end of the last interval reported.
+    threads_running: usize,
     pub segments: Segments,
 }
 
@@ -62,6 +64,7 @@ impl Reporter {
             interval_s: interval.as_secs_f64(),
             client_cpu_s: 0.0,
             saturation: Saturation::default(),
+            threads_running: 0,
             segments: Segments::new(plan),
         }
     }
@@ -106,6 +109,9 @@ impl Reporter {
                 histograms.push(encode(Some(kind), h));
             }
         }
+        // The last interval ends after every worker did: it reports the connections that ran it.
+        let running = shared.running.load(Ordering::Relaxed);
+        self.threads_running = if running == 0 { self.threads_running } else { running };
         let c = &snap.counts;
         let report = IntervalReport {
             t_s,
@@ -113,7 +119,7 @@ impl Reporter {
             phase: self.phase,
             step: self.segments.step().filter(|_| self.phase == Phase::Run),
             // Connections beyond the step's count are open but idle.
-            threads_running: shared.running.load(Ordering::Relaxed).min(self.segments.threads().unwrap_or(usize::MAX)),
+            threads_running: self.threads_running.min(self.segments.threads().unwrap_or(usize::MAX)),
             transactions: c.transactions,
             reads: c.reads,
             writes: c.writes,
