@@ -13,11 +13,17 @@ import queue
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from oltplab._types import Json
-from oltplab.documents.run import SERVER_METRICS_FILE, SYSTEM_METRICS_FILE
+from oltplab.documents.run import (
+    SERVER_METRICS_FILE,
+    SYSTEM_METRICS_FILE,
+    MetricKind,
+    RunManifest,
+)
 from oltplab.exceptions import ConfigError
 from oltplab.metrics import system
 from oltplab.metrics.server import ServerProbe, server_row
@@ -67,19 +73,25 @@ class MetricsSampler:
         return self.thread_cpu_s + self.child_cpu_s
 
     @property
-    def files(self) -> dict[str, str]:
-        """run.json's `files` entries of what this sampler writes."""
+    def files(self) -> list[str]:
+        """The files this sampler writes."""
         names = {"system": SYSTEM_METRICS_FILE, "server": SERVER_METRICS_FILE}
-        return {kind: names[kind] for kind in self.kinds}
+        return [names[kind] for kind in self.kinds]
 
-    def recorded_in(self, manifest: Json) -> Json:
+    def recorded_in(self, manifest: RunManifest) -> RunManifest:
         """run.json's fields that name what this sampler writes (`manifest` updated)."""
-        return manifest | {"metrics": list(self.kinds), "files": manifest["files"] | self.files}
+        files = replace(
+            manifest.files,
+            system=SYSTEM_METRICS_FILE if "system" in self.kinds else None,
+            server=SERVER_METRICS_FILE if "server" in self.kinds else None,
+        )
+        kinds = tuple(cast(MetricKind, k) for k in self.kinds)
+        return replace(manifest, metrics=kinds, files=files)
 
     def discard(self) -> None:
         """Closes and removes the files (the load never started: nothing was measured)."""
         self.close()
-        for name in self.files.values():
+        for name in self.files:
             (self._run_dir / name).unlink(missing_ok=True)
 
     def start(self) -> None:
