@@ -42,14 +42,18 @@ class LabFields:
     pinning: Pinning
     host_busy: HostBusy
 
-    def added_to(self, manifest: RunManifest) -> RunManifest:
-        return replace(
-            manifest,
-            label=self.label,
-            lab=self.lab,
-            pinning=self.pinning,
-            host_busy=self.host_busy,
-        )
+
+def with_extras(
+    manifest: RunManifest, sampler: MetricsSampler | None, lab: LabFields | None
+) -> RunManifest:
+    """The first run.json, naming the metric files `sampler` writes and `lab`'s cell."""
+    if sampler is not None:
+        manifest = sampler.recorded_in(manifest)
+    if lab is None:
+        return manifest
+    return replace(
+        manifest, label=lab.label, lab=lab.lab, pinning=lab.pinning, host_busy=lab.host_busy
+    )
 
 
 @dataclass(frozen=True)
@@ -140,9 +144,7 @@ def _target(
 
 def with_sampling_cost(manifest: RunManifest, sampler: MetricsSampler) -> RunManifest:
     """run.json's record of what sampling cost: all of it, and the part outside client_cpu_s."""
-    return replace(
-        manifest, sampler_cpu_s=sampler.cpu_s, sampler_child_cpu_s=sampler.child_cpu_s
-    )
+    return replace(manifest, sampler_cpu_s=sampler.cpu_s, sampler_child_cpu_s=sampler.child_cpu_s)
 
 
 def _abort(
@@ -196,11 +198,7 @@ def run(
         db_url = _target(workload, db, options, effective, results_root, hooks)
         manifest = initial_manifest(workload=workload, options=effective, db_url=db_url, argv=argv)
         sampler = MetricsSampler(run_dir, metrics, db_url) if metrics else None
-        if sampler is not None:
-            manifest = sampler.recorded_in(manifest)
-        if lab is not None:
-            manifest = lab.added_to(manifest)
-        writer = RunWriter.create(run_dir, manifest, created_dir=created)
+        writer = RunWriter.create(run_dir, with_extras(manifest, sampler, lab), created_dir=created)
     except BaseException:
         if created:
             remove_empty_dir(run_dir)

@@ -45,24 +45,28 @@ def _variants(node: Schema, root: Schema) -> tuple[bool, Schema]:
     return False, node
 
 
-def _compare(hint: Any, node: Schema, root: Schema, where: str) -> list[str]:
-    """Differences between a (non-null) type and a (non-null) schema node."""
-    if isinstance(hint, type) and hint in _SCALARS:
-        if node.get("type") == _SCALARS[hint] or (hint is float and node.get("type") == "integer"):
-            return []
-        if "const" in node and isinstance(node["const"], hint):
-            return []
-        return [f"{where}: {hint.__name__} in the type, {node} in the schema"]
+def _compare_scalar(hint: Any, node: Schema, where: str) -> list[str]:
     if get_origin(hint) is Literal:
         allowed = set(node["enum"]) if "enum" in node else {node.get("const")}
         if set(get_args(hint)) != allowed:
-            return [f"{where}: Literal{list(get_args(hint))} against {sorted(allowed)}"]
+            return [f"{where}: Literal{list(get_args(hint))} against {sorted(allowed, key=str)}"]
         return []
+    if node.get("type") == _SCALARS[hint] or (hint is float and node.get("type") == "integer"):
+        return []
+    if "const" in node and isinstance(node["const"], hint):
+        return []
+    return [f"{where}: {hint.__name__} in the type, {node} in the schema"]
+
+
+def _compare(hint: Any, node: Schema, root: Schema, where: str) -> list[str]:
+    """Differences between a (non-null) type and a (non-null) schema node."""
+    if get_origin(hint) is Literal or (isinstance(hint, type) and hint in _SCALARS):
+        return _compare_scalar(hint, node, where)
     if get_origin(hint) in (tuple, list):
         if node.get("type") != "array":
             return [f"{where}: an array in the type, {node.get('type')} in the schema"]
         args = get_args(hint)
-        if len(args) == 2 and args[1] is Ellipsis or get_origin(hint) is list:
+        if (len(args) == 2 and args[1] is Ellipsis) or get_origin(hint) is list:
             return _compare_value(args[0], node.get("items", {}), root, f"{where}[]")
         items = node.get("prefixItems", [])
         return [
@@ -137,8 +141,8 @@ def _drifted(schema: Schema) -> list[str]:
         ),
         (
             lambda s: s["$defs"]["latency"]["properties"].update(
-                    {"p99.9": {"type": ["string", "null"]}}
-                ),
+                {"p99.9": {"type": ["string", "null"]}}
+            ),
             "run.json.summary.latency_ms.p99.9: float in the type",
         ),
         (

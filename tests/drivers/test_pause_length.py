@@ -66,7 +66,7 @@ def test_a_paused_server_is_reported_for_the_length_of_its_pause(
             rand_seed=42,
             **DATA,
         )
-    assert run.complete, run["error"]
+    assert run.complete, run.doc.error
     assert pauser.stop_s is not None, "the server was not paused"
     assert pauser.cont_s is not None
     paused_s = pauser.cont_s - pauser.stop_s

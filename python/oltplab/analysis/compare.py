@@ -269,9 +269,7 @@ def _geomean(name: str, results: list[MetricComparison], level: float) -> Metric
     se = math.sqrt(sum(s * s for s in log_ses)) / len(found)
     z = z_critical(level)
     ci = RatioCI(math.exp(centre), math.exp(centre - z * se), math.exp(centre + z * se), math.inf)
-    method: ComparisonMethod = (
-        "runs" if all(m.method == "runs" for m in found) else "within-run"
-    )
+    method: ComparisonMethod = "runs" if all(m.method == "runs" for m in found) else "within-run"
     return MetricComparison(
         name,
         None,

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from oltplab._types import Json
-from oltplab.documents.run import ClientLoss, ClientRef, ClockOffset, DistributedClient
 from oltplab.distributed.shares import Share
+from oltplab.documents.run import ClientLoss, ClientRef, ClockOffset, DistributedClient
 from oltplab.rundir import RunWriter
 from oltplab.rundir.manifest import host_of, initial_manifest
 
@@ -102,7 +102,6 @@ class Losses:
         if not self.items:
             return None
         parts = [
-            f"client {x.client} ({x.threads} threads) lost at {x.at_s:.1f} s"
-            for x in self.items
+            f"client {x.client} ({x.threads} threads) lost at {x.at_s:.1f} s" for x in self.items
         ]
         return "; ".join(parts) + ": the others went on; see distributed.losses in run.json"

@@ -20,7 +20,6 @@ from oltplab._fsutil import remove_empty_dir
 from oltplab._types import EventHandler, Json
 from oltplab.catalog import load_catalog
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT
-from oltplab.documents.run import ClockOffset, Distributed, MergeCost
 from oltplab.distributed import clock, cluster
 from oltplab.distributed.align import IntervalAligner
 from oltplab.distributed.clients import CLIENTS_DIR, Client, Losses, client_writer
@@ -32,6 +31,7 @@ from oltplab.distributed.shares import (
     split_load,
     with_fixed_seed,
 )
+from oltplab.documents.run import ClockOffset, Distributed, MergeCost
 from oltplab.exceptions import (
     ConfigError,
     ConnectError,
@@ -42,7 +42,7 @@ from oltplab.exceptions import (
 from oltplab.metrics import MetricsSampler
 from oltplab.rundir import RunWriter, create_default_run_dir, create_run_dir
 from oltplab.rundir.manifest import initial_manifest, iso_utc
-from oltplab.runner import LabFields, RunResult
+from oltplab.runner import LabFields, RunResult, with_extras
 
 POLL_S = 0.2
 # How long after an interval boundary the driver drains: the clients' interval events have
@@ -348,11 +348,9 @@ def _run_placed(
     start_at = time.time() + margin_s
     manifest = initial_manifest(workload=workload, options=effective, db_url=db_url, argv=argv)
     manifest = replace(manifest, distributed=distributed_plan(address, clients, start_at, margin_s))
-    if sampler is not None:
-        manifest = sampler.recorded_in(manifest)
-    if extras.lab is not None:
-        manifest = extras.lab.added_to(manifest)
-    writer = RunWriter.create(run_dir, manifest, created_dir=created)
+    writer = RunWriter.create(
+        run_dir, with_extras(manifest, sampler, extras.lab), created_dir=created
+    )
     state = _Run(writer, clients, effective, sampler)
     state.run_start = start_at
     for c in clients:

@@ -259,7 +259,7 @@ class LabWorkloadDoc:
     columns: tuple[str, ...]
     tps: tuple[LabCellEstimateDoc, ...]
     p95_ms: tuple[LabCellEstimateDoc, ...]
-    tpmC: tuple[LabCellEstimateDoc, ...] | None  # noqa: N815 (TPC-C's name); TPC-C cells only
+    tpmC: tuple[LabCellEstimateDoc, ...] | None
 
 
 @document

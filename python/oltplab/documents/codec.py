@@ -174,7 +174,8 @@ def _decode_sequence(hint: Any, items: list[Any], where: str) -> Any:
         return tuple(_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(items))
     if len(items) != len(args):
         raise _wrong(where, f"{len(items)} items where {len(args)} were expected")
-    return tuple(_decode(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, items)))
+    pairs = enumerate(zip(args, items, strict=True))
+    return tuple(_decode(a, v, f"{where}[{i}]") for i, (a, v) in pairs)
 
 
 def _decode_scalar(hint: Any, value: Any, where: str) -> Any:

@@ -178,7 +178,7 @@ class TpccCRun:
 class TpccSummary:
     """summary.tpcc: TPC-C-like, unaudited (docs/tpcc.md)."""
 
-    tpmC: float  # noqa: N815 (the name TPC-C gives it)
+    tpmC: float
     tpm_total: float
     efficiency: float | None  # null without --think-time=spec
     by_type: TpccByType

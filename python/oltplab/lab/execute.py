@@ -161,9 +161,7 @@ def _run_one(ctx: LabContext, cell: CellRecord, index: int, total: int) -> bool:
         )
         _save(ctx)
         return True
-    return _fail_cell(
-        ctx, cell, result.doc.error or result.stop_reason, f"[{index}/{total}]"
-    )
+    return _fail_cell(ctx, cell, result.doc.error or result.stop_reason, f"[{index}/{total}]")
 
 
 def run_lab(

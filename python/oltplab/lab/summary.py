@@ -54,7 +54,9 @@ class WorkloadResults:
     tpmc: dict[tuple[float, str], Estimate | None] = field(default_factory=dict)
 
     def to_document(self) -> LabWorkloadDoc:
-        def cells(table: dict[tuple[float, str], Estimate | None]) -> tuple[LabCellEstimateDoc, ...]:
+        def cells(
+            table: dict[tuple[float, str], Estimate | None],
+        ) -> tuple[LabCellEstimateDoc, ...]:
             return tuple(
                 LabCellEstimateDoc(
                     threads=load if self.load_name == "threads" else None,

@@ -144,7 +144,8 @@ def table_text(table: RelativeTable) -> str:
             cells.append(
                 "-"
                 if m is None
-                else f"{m.ratio:.3f} [{m.ci.lo:.2f}, {m.ci.hi:.2f}]" + (" *" if m.significant else "")
+                else f"{m.ratio:.3f} [{m.ci.lo:.2f}, {m.ci.hi:.2f}]"
+                + (" *" if m.significant else "")
             )
         rows.append(cells)
     widths = [max(len(row[i]) for row in rows) for i in range(len(cols))]

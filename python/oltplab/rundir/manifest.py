@@ -187,9 +187,7 @@ def summary_of(result: Json) -> Summary:
         )
         if result.get("rate_per_s")
         else None,
-        percentile=RankedLatency(
-            rank=percentile, latency_ms=_ms(lat.get("pct")) if have else None
-        )
+        percentile=RankedLatency(rank=percentile, latency_ms=_ms(lat.get("pct")) if have else None)
         if percentile > 0
         else None,
         saturated=result.get("saturated", 0),

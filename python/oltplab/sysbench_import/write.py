@@ -33,9 +33,7 @@ def _sync(f: IO[str]) -> None:
     os.fsync(f.fileno())
 
 
-def write_run(
-    log: SysbenchLog, out: Path, *, source: str, workload: str | None
-) -> RunManifest:
+def write_run(log: SysbenchLog, out: Path, *, source: str, workload: str | None) -> RunManifest:
     """Writes the run directory `out` (new or empty); returns its run.json."""
     rank = percentile_rank(log)
     rate_mode = bool(log.preamble.rate_per_s) or any(

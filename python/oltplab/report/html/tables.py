@@ -189,9 +189,7 @@ def comparison_html(config: str, baseline: str, found: Comparison) -> str:
         found.metrics, key=lambda m: (m.group.workload, m.group.threads) if m.group else ("", 0)
     )
     for m in [*by_load, *found.geomean]:
-        where = (
-            "geometric mean" if m.group is None else f"{m.group.workload} {m.group.threads} thr"
-        )
+        where = "geometric mean" if m.group is None else f"{m.group.workload} {m.group.threads} thr"
         body.append(
             text(where)
             + text(m.name)

@@ -2,8 +2,6 @@
 against the steady window only, so that the warm-up's pull on the mean is visible. Box
 P25-P75, median line, mean diamond, whiskers P5-P95 (stated in the caption)."""
 
-from typing import Any
-
 import altair as alt
 import numpy as np
 

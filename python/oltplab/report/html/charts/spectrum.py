@@ -69,9 +69,7 @@ def spectrum_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
         .encode(
             x=alt.X(
                 "nines:Q",
-                scale=alt.Scale(
-                    type="log", domain=[1, most_nines], nice=False
-                ),
+                scale=alt.Scale(type="log", domain=[1, most_nines], nice=False),
                 axis=alt.Axis(values=list(NINES_LABELS), labelExpr=label, title="percentile"),
             ),
             y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="latency (ms, log)"),

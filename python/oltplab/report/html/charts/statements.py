@@ -6,9 +6,9 @@ import altair as alt
 
 from oltplab.analysis.latency import added, merged, window_latency
 from oltplab.analysis.run_analysis import SERVICE_TAG
+from oltplab.documents.run import TPCC_TYPES
 from oltplab.report.html.charts.common import WIDTH, Datasets, ReportChart, colour, finish
 from oltplab.report.html.model import Group
-from oltplab.documents.run import TPCC_TYPES
 
 # TPC-C's latency.hlog tags that count events rather than time them (the engine's KINDS).
 TPCC_COUNTER_SUFFIXES = ("_rollback", "_error")
