@@ -137,15 +137,15 @@ class _Run:
             ray.kill(client.actor, no_restart=True)  # an unresponsive one must not load on
 
     def emit(self, on_event: EventHandler | None) -> None:
-        started = [c.started for c in self.clients if c.started is not None]
+        events = [c.started for c in self.clients if c.started is not None]
         every = all(c.started is not None or c.ended for c in self.clients)
-        if not self.started_sent and started and every:
+        if not self.started_sent and events and every:
             event = {
                 "event": "started",
-                "threads": sum(int(s["threads"]) for s in started),
-                "connect_s": max((float(s["connect_s"]) for s in started), default=0.0),
+                "threads": sum(int(started["threads"]) for started in events),
+                "connect_s": max((float(started["connect_s"]) for started in events), default=0),
                 "started_at": self.run_start,
-                "planned_s": max((float(s["planned_s"]) for s in started), default=0.0),
+                "planned_s": max((float(started["planned_s"]) for started in events), default=0),
             }
             self._deliver(event, on_event)
             self.started_sent = True
@@ -412,7 +412,9 @@ def _finish(state: _Run, effective: Mapping[str, Any], interrupted: bool) -> Run
     failures = [f"client {c.index}: {c.error}" for c in clients if c.error is not None]
     late = any((c.start_late_s() or 0.0) > START_LATE_LIMIT_S for c in clients)
     error = "; ".join([*failures, *filter(None, [state.losses.describe()])]) or None
-    ended = [float(r["ended_at"]) - c.clock.offset_s for c, r in _with_results(clients)]
+    ended = [
+        float(result["ended_at"]) - c.clock.offset_s for c, result in _with_results(clients)
+    ]
     result = merged_result(
         options=effective,
         results=results,

@@ -4,11 +4,11 @@ documents (run.json, the analysis documents). No document has a hand-written fro
 Types it knows: dataclasses, `X | None`, `tuple[X, ...]`, `tuple[X, Y]`, `list[X]`,
 `dict[str, X]`, `Literal[...]`, str, int, float, bool, and `Any` (taken as it is).
 
-The rules, the same for every document (docs/run-directory.md, "Reading a run from Python"):
+The rules, the same for every document (docs/run-directory.md, "Reading a run"):
 - A field without a default is required: `decode` refuses a document that lacks it, unless
   its type allows None (a nullable field an older oltplab did not write yet reads as None).
   `encode` always writes it, null when None.
-- A field with a default (None) is optional: the default when absent, left out when None.
+- A field with a default is optional: the default when absent, left out when None.
 - Keys the type does not know are ignored when reading, so that an older oltplab reads the
   run.json of a newer one of the same schema_version (fields may be added, never redefined).
 - A JSON key that is not an identifier ("p99.9") is declared once, `Annotated[T, JsonKey(k)]`.
@@ -105,31 +105,29 @@ def _is_union(hint: Any) -> bool:
 # -- decoding -----------------------------------------------------------------------------
 
 
-def decode(cls: type[T], value: Any, document: str) -> T:
-    """`value` (decoded JSON) as `cls`; DocumentError naming `document` and the first thing
-    in it that is wrong ("run.json: summary.tps: 'x' is not a number")."""
+def decode(cls: type[T], value: Any, name: str) -> T:
+    """`value` (decoded JSON) as `cls`; DocumentError naming the document (`name`) and the
+    first thing in it that is wrong ("run.json: summary.tps: 'x' is not a number")."""
     try:
         return cast(T, _decode(cls, value, ""))
     except DocumentError as e:
-        raise DocumentError(f"{document}: {e}") from None
+        raise DocumentError(f"{name}: {e}") from None
 
 
 def _decode(hint: Any, value: Any, where: str) -> Any:
     if hint is Any:
         return value
+    if value is None and not nullable(hint):
+        raise _wrong(where, f"null where {_name(hint)} was expected")
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return _decode_dataclass(hint, value, where)
     origin = get_origin(hint)
     if _is_union(hint):
-        if value is None:
-            if nullable(hint):
-                return None
-            raise _wrong(where, f"null where {_name(hint)} was expected")
-        return _decode_union(hint, value, where)
+        return None if value is None else _decode_union(hint, value, where)
     if origin is Literal:
         if value not in get_args(hint) or isinstance(value, bool) != _bool_literal(hint):
             choices = ", ".join(repr(a) for a in get_args(hint))
-            raise _wrong(where, f"{value!r} is none of {choices}")
+            raise _wrong(where, f"{_shown(value)} is none of {choices}")
         return value
     if origin in (tuple, list):
         items = _expect(list, value, where, "an array")
@@ -148,7 +146,7 @@ def _decode_dataclass(cls: type, value: Any, where: str) -> Any:
         if spec.key in found:
             kwargs[spec.name] = _decode(spec.hint, found[spec.key], _at(where, spec.key))
         elif spec.required and nullable(spec.hint):
-            kwargs[spec.name] = None  # written by a later oltplab than the document's
+            kwargs[spec.name] = None  # a field added after the document was written
         elif spec.required:
             raise _wrong(where, f"{spec.key!r} is missing")
     return cls(**kwargs)
@@ -158,12 +156,12 @@ def _decode_union(hint: Any, value: Any, where: str) -> Any:
     options = [a for a in get_args(hint) if a is not type(None)]
     if len(options) == 1:
         return _decode(options[0], value, where)
-    for option in options:  # scalar unions (an option's value): the first that fits
+    for option in options:  # an option's value, "geomean" or a group: the first that fits
         try:
             return _decode(option, value, where)
         except DocumentError:
             continue
-    raise _wrong(where, f"{value!r} is not {_name(hint)}")
+    raise _wrong(where, f"{_shown(value)} is not {_name(hint)}")
 
 
 def _decode_sequence(hint: Any, items: list[Any], where: str) -> Any:
@@ -188,7 +186,7 @@ def _decode_scalar(hint: Any, value: Any, where: str) -> Any:
     else:
         raise TypeError(f"{where}: the codec does not know the type {hint!r}")
     if not ok:
-        raise _wrong(where, f"{value!r} is not {_name(hint)}")
+        raise _wrong(where, f"{_shown(value)} is not {_name(hint)}")
     return value
 
 

@@ -190,16 +190,19 @@ def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
 def _latency_panel(
     data: pd.DataFrame, x: alt.X, hue: alt.Color, pick: alt.Parameter, sets: Datasets
 ) -> alt.Chart | None:
-    long = data.melt(
-        id_vars=["run", "config", "t_s"],
-        value_vars=["p95_ms", "p99_ms"],
-        var_name="percentile",
-        value_name="ms",
-    ).dropna(subset=["ms"])
+    long = (
+        data.rename(columns={"p95_ms": "p95", "p99_ms": "p99"})
+        .melt(
+            id_vars=["run", "config", Column.t_s],
+            value_vars=["p95", "p99"],
+            var_name="percentile",
+            value_name="ms",
+        )
+        .dropna(subset=["ms"])
+    )
     long = long[long["ms"] > 0]
     if long.empty:
         return None
-    long["percentile"] = long["percentile"].str.removesuffix("_ms")
     chart: alt.Chart = (
         alt.Chart(sets.ref("latency", long))
         .mark_line(interpolate="step-before", strokeWidth=1)
