@@ -94,7 +94,7 @@ def test_a_wrong_document_is_one_line_naming_the_field(
 
 
 def test_a_required_field_cannot_be_missing() -> None:
-    with pytest.raises(DocumentError, match="^doc.json: 'count' is missing$"):
+    with pytest.raises(DocumentError, match=r"^doc\.json: 'count' is missing$"):
         decode(Doc, {k: v for k, v in FULL.items() if k != "count"}, "doc.json")
 
 
