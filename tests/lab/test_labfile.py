@@ -91,6 +91,58 @@ def test_bad_files_name_file_line_and_key(
     assert says in message
 
 
+@pytest.mark.parametrize("value", ["600", '"600"'])
+def test_max_connections_in_settings_is_the_servers(value: str) -> None:
+    """Where server variables are written: it becomes the server's max_connections (which
+    sizes the lab), not a variable oltplab would then set twice."""
+    text = GOOD.replace(
+        'settings = { innodb_buffer_pool_size = "128M" }',
+        f'settings = {{ innodb_buffer_pool_size = "128M", max_connections = {value} }}',
+    )
+    spec = read_lab_text(text, "lab.toml")
+    assert spec.servers[0].max_connections == 600
+    assert spec.servers[0].settings == {"innodb_buffer_pool_size": "128M"}
+    both = text.replace('engine = "mariadb"', 'engine = "mariadb"\nmax_connections = 600')
+    assert read_lab_text(both, "lab.toml") == spec  # the same value in both places: fine
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "says"),
+    [
+        (
+            ('engine = "mariadb"', 'engine = "mariadb"\nmax_connections = 500'),
+            "servers.mdb.max_connections",
+            "500 here but 600 in settings: set max_connections in one place",
+        ),
+        (
+            ("max_connections = 600", 'max_connections = "many"'),
+            "servers.mdb.settings.max_connections",
+            "must be an integer >= 1, not 'many'",
+        ),
+        (
+            ('thread_handling = "pool-of-threads"', "max_connections = 50"),
+            "servers.mdb.configs.b.max_connections",
+            "the same for every config",
+        ),
+    ],
+)
+def test_max_connections_set_twice_or_per_config_is_one_line(
+    change: tuple[str, str], key: str, says: str
+) -> None:
+    text = GOOD.replace(
+        'innodb_buffer_pool_size = "128M"',
+        'innodb_buffer_pool_size = "128M", max_connections = 600',
+    )
+    text = text.replace(*change, 1)
+    with pytest.raises(LabFileError) as info:
+        read_lab_text(text, "my.toml")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("my.toml:"), message
+    assert f": {key}: " in message, message
+    assert says in message
+
+
 def test_invalid_toml_names_its_line() -> None:
     with pytest.raises(LabFileError, match=r"^x.toml:3: not valid TOML"):
         read_lab_text('[lab]\nname = "t"\ntime = = 3\n', "x.toml")

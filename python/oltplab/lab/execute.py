@@ -22,10 +22,11 @@ from oltplab.documents.lab import (
 from oltplab.exceptions import ConfigError, OltpLabError, ServerError
 from oltplab.lab.cell import LabContext, execute_cell, place_data
 from oltplab.lab.plan import config_differences, fingerprint, plan_cells, resume_difference
-from oltplab.lab.servers import LabServers
+from oltplab.lab.servers import LabServers, check_lab_dir_reachable, server_accounts
 from oltplab.lab.summary import lab_summary_text
 from oltplab.redact import redact_url
 from oltplab.rundir.manifest import iso_utc
+from oltplab.servers.osuser import make_reachable_dirs
 from oltplab.servers.pinning import parse_cpu_list, pin_self
 
 
@@ -86,7 +87,7 @@ def open_lab(spec: LabSpec, source: Path, text: str, lab_dir: Path) -> LabDocume
         return fresh
     if lab_dir.exists() and (not lab_dir.is_dir() or any(lab_dir.iterdir())):
         raise ConfigError(f"--out {lab_dir} is not empty and holds no lab; give a new directory")
-    lab_dir.mkdir(parents=True, exist_ok=True)
+    make_reachable_dirs(lab_dir, server_accounts(spec).values())
     (lab_dir / LAB_TOML_COPY).write_text(_redacted(spec, text), encoding="utf-8")
     return new_document(spec, source)
 
@@ -168,6 +169,7 @@ def run_lab(
     spec: LabSpec, source: Path, text: str, lab_dir: Path, *, quiet: bool = False
 ) -> LabOutcome:
     """Runs every cell not done yet; stops the servers it started whatever happens."""
+    check_lab_dir_reachable(spec, lab_dir)
     doc = open_lab(spec, source, text, lab_dir)
     if spec.client_cpus is not None:
         pin_self(parse_cpu_list(spec.client_cpus))

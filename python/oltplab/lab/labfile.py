@@ -162,7 +162,8 @@ _LAB = {
     )
 }
 _CLIENT = {"cpus": "CPU list", **CLIENT_KEYS}
-_SERVER = {k: k for k in ("engine", "url", "cpus", "max_connections", "settings", "configs")}
+_MAX_CONNECTIONS = "max_connections"
+_SERVER = {k: k for k in ("engine", "url", "cpus", _MAX_CONNECTIONS, "settings", "configs")}
 _WORKLOAD = {k: k for k in ("name", "label", "threads", "rate", "options")}
 
 
@@ -323,8 +324,10 @@ def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
             if checked is None:
                 raise r.fail(cpath, "must be a table of server variables, name = value")
             configs[cname] = checked
+        max_conn = _max_connections(
+            r, path, r.get(s, path, "max_connections", _int(1), "an integer >= 1"), settings
+        )
         _check_variables(r, engine, path, settings, configs)
-        max_conn = r.get(s, path, "max_connections", _int(1), "an integer >= 1")
         out.append(
             ServerSpec(
                 name=name,
@@ -337,6 +340,27 @@ def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
             )
         )
     return tuple(out)
+
+
+def _max_connections(
+    r: _Reader, path: Path_, given: int | None, settings: dict[str, Any]
+) -> int | None:
+    """`max_connections` written among the server's variables (`settings`, where people write
+    server variables) is the server's `max_connections`: taken out of `settings` (oltplab sets
+    the variable itself, from this one value, which also sizes the lab's pre-flight checks)."""
+    key = next((k for k in settings if k.replace("-", "_") == _MAX_CONNECTIONS), None)
+    if key is None:
+        return given
+    raw = settings.pop(key)
+    value = _int(1)(int(raw) if isinstance(raw, str) and raw.isdigit() else raw)
+    if value is None:
+        raise r.fail((*path, "settings", key), f"must be an integer >= 1, not {_show(raw)}")
+    if given is not None and given != value:
+        raise r.fail(
+            (*path, "max_connections"),
+            f"{given} here but {value} in settings: set max_connections in one place",
+        )
+    return value
 
 
 def _check_variables(
@@ -357,8 +381,12 @@ def _check_variables(
                 check_variable(key, value)
             except ConfigError as e:
                 raise r.fail((*where, key), str(e)) from None
-            if key == "max_connections":
-                raise r.fail((*where, key), f"set it as [servers.{path[1]}] max_connections = N")
+            if key.replace("-", "_") == _MAX_CONNECTIONS:  # only configs still hold it here
+                raise r.fail(
+                    (*where, key),
+                    "is the server's, the same for every config (the lab sizes connections by "
+                    f"it): set it in [servers.{path[1]}] settings",
+                )
             if cls is not None and key.replace("-", "_") in cls.managed_variables:
                 raise r.fail((*where, key), "oltplab sets this variable itself; remove it")
 

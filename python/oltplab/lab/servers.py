@@ -6,8 +6,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oltplab.documents.lab import SERVERS_DIR, LabSpec, ServerSpec
+from oltplab.exceptions import ConfigError
 from oltplab.lab.plan import effective_variables
-from oltplab.servers import ManagedServer, ServerSettings, create_server, open_server
+from oltplab.servers import (
+    SERVER_CLASSES,
+    ManagedServer,
+    ServerSettings,
+    create_server,
+    open_server,
+)
+from oltplab.servers.osuser import OsUser, closed_directory, server_account, unreachable_message
 from oltplab.servers.pinning import cpus_allowed_list, parse_cpu_list, pin_session
 from oltplab.servers.state import read_state
 
@@ -20,6 +28,27 @@ def max_connections(spec: LabSpec, server: ServerSpec) -> int:
         return server.max_connections
     largest = max(max(w.threads, default=1) for w in spec.workloads)
     return max(ServerSettings().max_connections, largest + _SPARE_CONNECTIONS)
+
+
+def server_accounts(spec: LabSpec) -> dict[str, OsUser]:
+    """The operating-system account each managed server runs as, by server name."""
+    return {
+        s.name: server_account(SERVER_CLASSES[s.engine].daemon_account)
+        for s in spec.servers
+        if s.managed
+    }
+
+
+def check_lab_dir_reachable(spec: LabSpec, lab_dir: Path) -> None:
+    """Refuses, before anything starts, a lab directory that a managed server's account cannot
+    enter (a root's `mktemp -d` is 0700): otherwise every cell fails the same way."""
+    for name, user in server_accounts(spec).items():
+        closed = closed_directory(lab_dir.resolve() / SERVERS_DIR / name, user)
+        if closed is not None:
+            elsewhere = "choose a lab directory it can reach (--out, e.g. under /var/tmp)"
+            raise ConfigError(
+                f"lab directory {lab_dir}: {unreachable_message(user, closed, elsewhere)}"
+            )
 
 
 @dataclass

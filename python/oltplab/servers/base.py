@@ -29,7 +29,7 @@ from oltplab.exceptions import ConfigError, ServerError
 from oltplab.redact import redact_url, userinfo
 from oltplab.servers import process
 from oltplab.servers.net import LOOPBACK, free_loopback_port
-from oltplab.servers.osuser import check_reachable, give_to, server_account
+from oltplab.servers.osuser import check_reachable, give_to, make_reachable_dirs, server_account
 from oltplab.servers.settings import ServerSettings
 from oltplab.servers.state import read_state, write_state
 
@@ -305,7 +305,7 @@ class ManagedServer(ABC):
     # -- helpers -----------------------------------------------------------------------------
 
     def _make_dirs(self) -> None:
-        self.base_dir.mkdir(parents=True, exist_ok=True)
+        make_reachable_dirs(self.base_dir, [self.os_user])
         for private in (self.data_dir, self.run_dir):
             private.mkdir(mode=0o700, exist_ok=True)
         self.log_file.touch(mode=0o640, exist_ok=True)

@@ -8,6 +8,7 @@ the invoking user.
 import os
 import pwd
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,13 +60,17 @@ def give_to(user: OsUser, *paths: Path) -> None:
                     os.chown(Path(root, name), user.uid, user.gid, follow_symlinks=False)
 
 
-def check_reachable(path: Path, user: OsUser) -> None:
-    """Fails, saying which directory to open, when `user` cannot walk down to `path`."""
+def closed_directory(path: Path, user: OsUser) -> tuple[Path, int] | None:
+    """The first directory from / down to `path` (as far as it exists) that `user` cannot
+    enter, with its mode; None when `user` can walk down to `path`."""
     if user.is_current:
-        return
+        return None
     groups = user.groups()
-    for directory in reversed(path.parents):
-        st = directory.stat()
+    for directory in (*reversed(path.parents), path):
+        try:
+            st = directory.stat()
+        except FileNotFoundError:
+            return None  # what does not exist yet, oltplab creates (make_reachable_dirs)
         if st.st_uid == user.uid:
             bit = stat.S_IXUSR
         elif st.st_gid in groups:
@@ -73,8 +78,37 @@ def check_reachable(path: Path, user: OsUser) -> None:
         else:
             bit = stat.S_IXOTH
         if not st.st_mode & bit:
-            raise ServerError(
-                f"the server runs as '{user.name}', which cannot enter {directory} "
-                f"(mode {stat.S_IMODE(st.st_mode):04o}); allow it with `chmod o+x {directory}` "
-                "or put the server in a directory it can reach (e.g. under /var/tmp)"
+            return directory, stat.S_IMODE(st.st_mode)
+    return None
+
+
+def unreachable_message(user: OsUser, closed: tuple[Path, int], elsewhere: str) -> str:
+    directory, mode = closed
+    return (
+        f"the server runs as '{user.name}', which cannot enter {directory} (mode {mode:04o}); "
+        f"allow it with `chmod o+x {directory}` or {elsewhere}"
+    )
+
+
+def check_reachable(path: Path, user: OsUser) -> None:
+    """Fails, saying which directory to open, when `user` cannot walk down to `path`."""
+    closed = closed_directory(path, user)
+    if closed is not None:
+        raise ServerError(
+            unreachable_message(
+                user, closed, "put the server in a directory it can reach (e.g. under /var/tmp)"
             )
+        )
+
+
+def make_reachable_dirs(path: Path, users: Iterable[OsUser]) -> None:
+    """Creates `path` and its missing parents; when a server runs as another account, each
+    directory created here may be entered (not read) by others, whatever the umask: the
+    directories oltplab makes must not shut out the servers it puts in them."""
+    missing = [d for d in (*reversed(path.parents), path) if not d.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    if all(user.is_current for user in users):
+        return
+    for directory in missing:
+        mode = stat.S_IMODE(directory.stat().st_mode)
+        directory.chmod(mode | stat.S_IXGRP | stat.S_IXOTH)

@@ -29,10 +29,12 @@ def _run(args: list[str]) -> int:
     from oltplab.lab.execute import run_lab
     from oltplab.lab.labfile import read_lab_file
     from oltplab.lab.plan import plan_cells
+    from oltplab.lab.servers import check_lab_dir_reachable
 
     spec, text = read_lab_file(ns.lab_file, scale=ns.scale)
     out = ns.out or Path(f"lab-{spec.name}")
     if ns.dry_run:
+        check_lab_dir_reachable(spec, out)
         cells = plan_cells(spec)
         measured_s = len(cells) * (spec.time_s + spec.warmup_time_s)
         print(
