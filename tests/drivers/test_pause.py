@@ -316,9 +316,9 @@ def test_the_analysis_finds_the_pause_as_a_stall_where_it_happened(closed_loop: 
     assert stall.low_intervals_s is not None
     assert stall.low_intervals_s <= paused_s + INTERVAL_S
     assert stall.min_tps == 0
-    doc = analysis.to_json()
-    assert "stalls" in doc["flags"]
+    doc = analysis.to_document()
+    assert "stalls" in doc.flags
     origin = analysis.origin_s
-    assert doc["stalls"][0]["start_s"] == pytest.approx(stall.start_s - origin)
+    assert doc.stalls[0].start_s == pytest.approx(stall.start_s - origin)
     # The stall is left out of nothing: the steady state still holds the zero intervals.
-    assert doc["steady_state"]["tps_min"] == 0
+    assert known(doc.steady_state).tps_min == 0

@@ -27,7 +27,7 @@ from oltplab.documents.run import (
 from oltplab.exceptions import ConfigError
 from oltplab.metrics import system
 from oltplab.metrics.server import ServerProbe, server_row
-from oltplab.rundir.intervals import t_s_cell
+from oltplab.rundir.intervals import Column, t_s_cell
 
 METRIC_KINDS = ("system", "server")
 _STOP = -1.0
@@ -119,7 +119,7 @@ class MetricsSampler:
 
     def on_event(self, event: Json) -> None:
         if event.get("event") == "interval":
-            self._ticks.put(float(event["t_s"]))
+            self._ticks.put(float(event[Column.t_s]))
 
     def close(self) -> None:
         """Writes the rows still queued, then closes the files and the server connection."""
@@ -136,7 +136,7 @@ class MetricsSampler:
     def _open(self, name: str, columns: list[str]) -> "csv.DictWriter[str]":
         f = (self._run_dir / name).open("w", newline="", encoding="utf-8")
         self._files.append(f)
-        writer = csv.DictWriter(f, fieldnames=["t_s", *columns], lineterminator="\n")
+        writer = csv.DictWriter(f, fieldnames=[Column.t_s, *columns], lineterminator="\n")
         writer.writeheader()
         f.flush()
         return writer
@@ -157,7 +157,7 @@ class MetricsSampler:
             values = system.row(self._system_prev, now)
             self._system_prev = now
             cells = {k: _cell(v) for k, v in values.items()}
-            self._system_writer.writerow({"t_s": t_s_cell(t_s)} | cells)
+            self._system_writer.writerow({Column.t_s: t_s_cell(t_s)} | cells)
         if self._server_writer is not None and self._probe is not None:
             server_cells: dict[str, str] = {}
             if not late:
@@ -166,6 +166,6 @@ class MetricsSampler:
                     row = server_row(self._server_columns, self._server_prev, sample)
                     server_cells = {k: _cell(v) for k, v in row.items()}
                     self._server_prev = sample
-            self._server_writer.writerow({"t_s": t_s_cell(t_s)} | server_cells)
+            self._server_writer.writerow({Column.t_s: t_s_cell(t_s)} | server_cells)
         for f in self._files:
             f.flush()
