@@ -1,7 +1,7 @@
 """run.json, typed: the one definition of what a run directory's manifest holds.
 
-Frozen dataclasses read and written by the codec (documents/codec.py): `read_run_document`
-and `run_document_json` are the only ways in and out. schema/run.schema.json is the contract
+Frozen dataclasses read and written by the codec (documents/codec.py): `run_manifest_of`
+and `run_manifest_json` are the only ways in and out. schema/run.schema.json is the contract
 for other tools; tests/documents/test_run_schema.py fails when the two drift apart (a
 property, its being required or nullable, a nested object's type). docs/run-directory.md
 explains each field.
