@@ -412,9 +412,7 @@ def _finish(state: _Run, effective: Mapping[str, Any], interrupted: bool) -> Run
     failures = [f"client {c.index}: {c.error}" for c in clients if c.error is not None]
     late = any((c.start_late_s() or 0.0) > START_LATE_LIMIT_S for c in clients)
     error = "; ".join([*failures, *filter(None, [state.losses.describe()])]) or None
-    ended = [
-        float(result["ended_at"]) - c.clock.offset_s for c, result in _with_results(clients)
-    ]
+    ended = [float(result["ended_at"]) - c.clock.offset_s for c, result in _with_results(clients)]
     result = merged_result(
         options=effective,
         results=results,
