@@ -4,7 +4,6 @@ what it reports: oltplab's run.json, sysbench's final report."""
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from _vs_server import counter_deltas, server_counters, server_cpu_total_s
 from _vs_watch import last_line, watch
 
 from oltplab.exceptions import ConfigError
+from oltplab.rundir import load_run
 from oltplab.servers import ManagedServer
 from oltplab.sysbench_import.parse import parse_log
 
@@ -77,16 +77,19 @@ def parse_oltplab(run_dir: Path, run: Run) -> None:
     manifest_path = run_dir / "run.json"
     if not manifest_path.exists():
         return
-    manifest = json.loads(manifest_path.read_text())
-    summary = manifest["summary"]
-    run.setup_s = summary.get("connect_s")
-    run.transactions = summary["transactions"]
-    run.tps = summary["tps"]
-    run.p95_ms = summary["latency_ms"]["p95"]
-    run.errors = summary["errors"]["total"] + summary.get("reconnects", 0)
-    run.ok = bool(manifest.get("complete")) and run.transactions > 0
-    if manifest.get("error"):
-        run.error = str(manifest["error"])
+    doc = load_run(run_dir).doc
+    if doc.summary is None:
+        run.error = doc.error or "no summary"
+        return
+    summary = doc.summary
+    run.setup_s = summary.connect_s
+    run.transactions = summary.transactions
+    run.tps = summary.tps
+    run.p95_ms = summary.latency_ms.p95
+    run.errors = summary.errors.total + summary.reconnects
+    run.ok = doc.complete and run.transactions > 0
+    if doc.error:
+        run.error = doc.error
 
 
 def run_once(

@@ -48,7 +48,7 @@ def test_the_stall_is_marked_when_the_server_was_paused(
             time=TIME_S,
             report_interval=INTERVAL_S,
         )
-    assert run.complete, run["error"]
+    assert run.complete, run.doc.error
     assert pauser.stop_s is not None
     assert pauser.cont_s is not None
 
@@ -67,7 +67,7 @@ def test_the_stall_is_marked_when_the_server_was_paused(
     # The drawn line: below the stall threshold in every interval wholly inside the pause
     # (the marked end may run into the interval of SIGCONT on a busy host, within the
     # bound above, and that interval holds the resumed load), the run's pace before it.
-    threshold = report.data.runs[0].doc["stalls"][0]["threshold_tps"]
+    threshold = report.data.runs[0].whole.steady.stall_threshold_tps
     inside = [
         r["tps"]
         for r in data["tps"]
