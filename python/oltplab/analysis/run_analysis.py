@@ -187,6 +187,9 @@ def _part_json(part: PartAnalysis, origin_s: float) -> dict[str, Any]:
                 "low_intervals_s": stall.duration_s
                 if stall.low_intervals_s is None
                 else stall.low_intervals_s,
+                "start_range_s": None
+                if stall.start_range_s is None
+                else [t - origin_s for t in stall.start_range_s],
                 "coincided": coincided,
             }
             for stall, coincided in zip(s.stalls, part.coincided, strict=True)
