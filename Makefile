@@ -37,9 +37,10 @@ format: ## rustfmt + ruff format + ruff --fix
 docs: build-dev ## regenerate docs/options.md from the engine's option catalogue
 	$(BIN)/python -m oltplab.options_doc > docs/options.md
 
-lint: build-dev ## rustfmt --check, clippy -D warnings, ruff, mypy --strict, stubtest
+lint: build-dev ## rustfmt --check, clippy -D warnings, no module cycles, ruff, mypy --strict, stubtest
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	cargo test -q -p oltplab-engine --test module_cycles
 	$(BIN)/ruff check python tests bench
 	$(BIN)/ruff format --check python tests bench
 	$(BIN)/mypy

@@ -16,8 +16,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use oltplab_engine::stats::Tally;
 use oltplab_engine::stats::{EventClock, EventTiming, Recorders};
-use oltplab_engine::workload::Tally;
 
 const ROUNDS: usize = 40;
 const TXNS: u64 = 200_000;

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::exec::LoadShape;
-use crate::workload::options::OptDef;
+use crate::options::OptDef;
 use crate::workload::Workload;
 
 #[derive(Serialize)]

@@ -3,9 +3,11 @@
 //! One JSON spec goes in, progress events and one result document come out.
 
 pub mod catalog;
+pub mod db;
 pub mod driver;
 pub mod error;
 pub mod exec;
+pub mod options;
 pub mod panics;
 pub mod rand;
 pub mod result;

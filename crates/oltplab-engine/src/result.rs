@@ -4,9 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::exec::WorkerTotals;
-use crate::stats::{Counts, LatencySummary};
-use crate::workload::options::Options;
+use crate::options::Options;
+use crate::stats::{Counts, LatencySummary, WorkerTotals};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

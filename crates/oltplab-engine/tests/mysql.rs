@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use oltplab_engine::driver::{Conn, Fetch, TabRows, Target, TargetOptions, Value};
+use oltplab_engine::db::{Fetch, Value};
+use oltplab_engine::driver::{Conn, TabRows, Target, TargetOptions};
 use oltplab_engine::exec::{self, Progress, Sink, Spec, Stop};
 use oltplab_engine::result::RunResult;
 use oltplab_engine::EngineError;

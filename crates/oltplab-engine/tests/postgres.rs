@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use oltplab_engine::driver::{Conn, ErrorAction, Fetch, QueryClass, StmtId, Target, TargetOptions, Value};
+use oltplab_engine::db::{ErrorAction, Fetch, QueryClass, StmtId, Value};
+use oltplab_engine::driver::{Conn, Target, TargetOptions};
 use oltplab_engine::exec::{self, Progress, Sink, Spec, Stop};
 use oltplab_engine::result::RunResult;
 use oltplab_engine::EngineError;

@@ -5,6 +5,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from oltplab import priority
 from oltplab._version import __version__
 from oltplab.cli import exitcodes, helptext
 from oltplab.cli.commands import (
@@ -68,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     watch = InterruptWatch()
     try:
-        with watch:
+        with watch, priority.own_session():
             code = _dispatch(args)
     except KeyboardInterrupt:
         print(

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
+use crate::db::{DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::error::{EngineError, Result};
 
 #[derive(Debug, Clone, Default)]
@@ -103,7 +103,7 @@ impl FakeConn {
         };
         let row_count = u64::from(class != QueryClass::Other);
         // A prepared database: every table answers, and no prepare was left unfinished.
-        let unfinished = sql.contains(crate::workload::unfinished_prepare::TABLE);
+        let unfinished = sql.contains(crate::db::UNFINISHED_PREPARE_TABLE);
         Ok(QueryResult { class, row_count, rows: vec![vec![Value::Int(i64::from(!unfinished))]] })
     }
 

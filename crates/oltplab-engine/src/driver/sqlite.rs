@@ -13,7 +13,7 @@ use rusqlite::{ErrorCode, OpenFlags, ToSql};
 
 use super::sqlite_queue::{queue_for, WriteQueue};
 use super::target::SqliteTarget;
-use super::{DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
+use crate::db::{DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::error::{EngineError, Result};
 
 type Job = Box<dyn FnOnce(&mut Session) + Send>;

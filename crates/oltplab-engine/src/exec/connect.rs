@@ -42,7 +42,7 @@ pub async fn open_one(target: &Target, sqls: &[String]) -> Result<Conn> {
     Ok(conn)
 }
 
-fn prepare_error(e: &crate::driver::DbError) -> EngineError {
+fn prepare_error(e: &crate::db::DbError) -> EngineError {
     let msg = e.message.to_ascii_lowercase();
     if msg.contains("no such table") || msg.contains("doesn't exist") || msg.contains("does not exist") {
         EngineError::NotPrepared(format!(

@@ -23,4 +23,3 @@ pub use run::run;
 pub use runtime::{build_runtime, workers_for};
 pub use spec::{LoadShape, Resolved, Spec};
 pub use stop::Stop;
-pub use worker::WorkerTotals;

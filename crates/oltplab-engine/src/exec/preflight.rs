@@ -2,7 +2,8 @@
 //! run: sysbench finds out mid-way (error 1461 at 4096 threads on MariaDB's
 //! default `max_prepared_stmt_count`, "too many connections", EMFILE).
 
-use crate::driver::{PsMode, ServerLimits, Target};
+use crate::db::ServerLimits;
+use crate::driver::{PsMode, Target};
 use crate::error::{EngineError, Result};
 
 /// File descriptors the process needs besides its connections.

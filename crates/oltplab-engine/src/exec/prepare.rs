@@ -12,9 +12,9 @@ use super::spec::{PrepareStep, Resolved, Spec};
 use super::stop::Stop;
 use crate::driver::Conn;
 use crate::error::{EngineError, Result};
+use crate::options::Options;
 use crate::rand::Rng;
 use crate::result::PrepareResult;
-use crate::workload::options::Options;
 use crate::workload::{unfinished_prepare, PrepareEvent, Workload};
 
 pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResult> {

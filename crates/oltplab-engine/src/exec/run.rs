@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::task::JoinSet;
 
@@ -17,12 +17,12 @@ use super::spec::{LoadShape, Resolved, Spec, WorkerNumbers};
 use super::steps::{Step, Timeline};
 use super::stop::Stop;
 use super::ticks::Ticks;
-use super::worker::{run_worker, Shared, WorkerTotals};
-use crate::driver::ServerInfo;
+use super::worker::{run_worker, Shared};
+use crate::db::ServerInfo;
 use crate::error::{EngineError, Result};
 use crate::rand::Rng;
 use crate::result::{RunResult, StopReason};
-use crate::stats::{encode_base64, Recorders};
+use crate::stats::{encode_base64, epoch_s, Recorders, WorkerTotals};
 use crate::workload::WorkerInfo;
 
 /// Recorder shards: only the runtime's worker threads record at the same time. A connection's
@@ -231,7 +231,7 @@ struct Ended {
     connect_s: f64,
     duration_s: f64,
     server: ServerInfo,
-    options: crate::workload::options::Options,
+    options: crate::options::Options,
     driver: &'static str,
 }
 
@@ -345,7 +345,7 @@ async fn check_target(
     workload.check(&mut first).await?;
     let (limits, why) = match first.limits().await {
         Ok(limits) => (limits, None),
-        Err(e) => (crate::driver::ServerLimits::default(), Some(e.to_string())),
+        Err(e) => (crate::db::ServerLimits::default(), Some(e.to_string())),
     };
     let unchecked = super::preflight::check(target, &limits, threads as u64, statements as u64)?;
     if let Some(text) = super::preflight::unchecked_warning(&unchecked, why.as_deref()) {
@@ -354,8 +354,4 @@ async fn check_target(
     let info = first.server_info().await;
     first.close().await;
     info.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
-}
-
-pub fn epoch_s(t: SystemTime) -> f64 {
-    t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }

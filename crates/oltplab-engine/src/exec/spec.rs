@@ -5,7 +5,7 @@ use serde::Deserialize;
 use super::steps::StepPlan;
 use crate::driver::{Target, TargetOptions};
 use crate::error::Result;
-use crate::workload::options::{normalise, OptDef, Options};
+use crate::options::{normalise, OptDef, Options};
 use crate::workload::Workload;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -282,4 +282,54 @@ fn parse_percentiles(text: &str) -> Result<Vec<f64>> {
 fn clock_seed() -> u64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     (now.as_secs() << 20) ^ u64::from(now.subsec_nanos())
+}
+
+/// Step plans as the spec reads them from the general options.
+#[cfg(test)]
+mod step_plan_tests {
+    use super::*;
+    use crate::exec::steps::Step;
+    use serde_json::json;
+
+    fn plan(given: &serde_json::Value) -> Result<Option<StepPlan>> {
+        let o = Options::parse(&LoadShape::defs(), given.as_object().unwrap(), "w").unwrap();
+        let names: Vec<String> = given.as_object().unwrap().keys().cloned().collect();
+        StepPlan::from_options(&o, &|n| names.iter().any(|g| g == n))
+    }
+
+    fn err(given: &serde_json::Value) -> String {
+        plan(given).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn rate_steps_keep_the_threads_and_time_follows_the_plan() {
+        let p = plan(&json!({"rate_steps": "100, 200,400", "step_time": 30, "threads": 8})).unwrap().unwrap();
+        assert_eq!(p.steps.iter().map(|s| s.rate_per_s).collect::<Vec<_>>(), [100.0, 200.0, 400.0]);
+        assert!(p.steps.iter().all(|s| s.threads == 8));
+        assert!((p.measured_s() - 90.0).abs() < 1e-9);
+        assert!((p.mean_rate_per_s() - 700.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn thread_steps_keep_the_rate_and_accept_a_matching_time() {
+        let p = plan(&json!({"thread_steps": "1,4", "step_time": 2, "rate": 50, "time": 4})).unwrap().unwrap();
+        assert_eq!(p.steps, [Step { rate_per_s: 50.0, threads: 1 }, Step { rate_per_s: 50.0, threads: 4 }]);
+        assert_eq!(p.max_threads(), 4);
+        assert!(plan(&json!({"thread_steps": "1,4", "step_time": 2, "threads": 4, "time": 0})).unwrap().is_some());
+        assert!(plan(&json!({})).unwrap().is_none());
+    }
+
+    #[test]
+    fn bad_combinations_say_what_to_change() {
+        assert!(err(&json!({"rate_steps": "100,x", "step_time": 1})).contains("'x' is not a rate above 0"));
+        assert!(err(&json!({"thread_steps": "0", "step_time": 1})).contains("'0' is not a whole number"));
+        assert!(err(&json!({"rate_steps": "100"})).contains("--rate-steps needs --step-time"));
+        assert!(err(&json!({"step_time": 5})).contains("--step-time needs --rate-steps or --thread-steps"));
+        assert!(err(&json!({"rate_steps": "1,2", "thread_steps": "1", "step_time": 1})).contains("same number"));
+        assert!(err(&json!({"rate_steps": "1", "rate": 5, "step_time": 1})).contains("drop --rate"));
+        assert!(err(&json!({"rate_steps": "1", "events": 5, "step_time": 1})).contains("drop --events"));
+        assert!(err(&json!({"thread_steps": "1,4", "threads": 2, "step_time": 1})).contains("drop --threads"));
+        let e = err(&json!({"rate_steps": "1,2,3", "step_time": 30, "time": 60}));
+        assert!(e.contains("3 steps × 30 s = 90 s") && e.contains("--time 90"), "{e}");
+    }
 }

@@ -4,9 +4,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::run::epoch_s;
 use super::stop::Stop;
 use crate::error::{EngineError, Result};
+use crate::stats::epoch_s;
 
 /// Waits until `start_at` (epoch seconds); at once when it is absent or already past (the
 /// lateness is then visible in the run's `started_at`). Ctrl-C while waiting: nothing measured.

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::error::{EngineError, Result};
-use crate::workload::options::Options;
+use crate::options::Options;
 
 /// One step's load.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -178,54 +178,11 @@ fn parse_list<T>(text: &str, parse: impl Fn(&str) -> Result<T>) -> Result<Vec<T>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::LoadShape;
-    use serde_json::json;
-
-    fn plan(given: &serde_json::Value) -> Result<Option<StepPlan>> {
-        let o = Options::parse(&LoadShape::defs(), given.as_object().unwrap(), "w").unwrap();
-        let names: Vec<String> = given.as_object().unwrap().keys().cloned().collect();
-        StepPlan::from_options(&o, &|n| names.iter().any(|g| g == n))
-    }
-
-    fn err(given: &serde_json::Value) -> String {
-        plan(given).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn rate_steps_keep_the_threads_and_time_follows_the_plan() {
-        let p = plan(&json!({"rate_steps": "100, 200,400", "step_time": 30, "threads": 8})).unwrap().unwrap();
-        assert_eq!(p.steps.iter().map(|s| s.rate_per_s).collect::<Vec<_>>(), [100.0, 200.0, 400.0]);
-        assert!(p.steps.iter().all(|s| s.threads == 8));
-        assert!((p.measured_s() - 90.0).abs() < 1e-9);
-        assert!((p.mean_rate_per_s() - 700.0 / 3.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn thread_steps_keep_the_rate_and_accept_a_matching_time() {
-        let p = plan(&json!({"thread_steps": "1,4", "step_time": 2, "rate": 50, "time": 4})).unwrap().unwrap();
-        assert_eq!(p.steps, [Step { rate_per_s: 50.0, threads: 1 }, Step { rate_per_s: 50.0, threads: 4 }]);
-        assert_eq!(p.max_threads(), 4);
-        assert!(plan(&json!({"thread_steps": "1,4", "step_time": 2, "threads": 4, "time": 0})).unwrap().is_some());
-        assert!(plan(&json!({})).unwrap().is_none());
-    }
-
-    #[test]
-    fn bad_combinations_say_what_to_change() {
-        assert!(err(&json!({"rate_steps": "100,x", "step_time": 1})).contains("'x' is not a rate above 0"));
-        assert!(err(&json!({"thread_steps": "0", "step_time": 1})).contains("'0' is not a whole number"));
-        assert!(err(&json!({"rate_steps": "100"})).contains("--rate-steps needs --step-time"));
-        assert!(err(&json!({"step_time": 5})).contains("--step-time needs --rate-steps or --thread-steps"));
-        assert!(err(&json!({"rate_steps": "1,2", "thread_steps": "1", "step_time": 1})).contains("same number"));
-        assert!(err(&json!({"rate_steps": "1", "rate": 5, "step_time": 1})).contains("drop --rate"));
-        assert!(err(&json!({"rate_steps": "1", "events": 5, "step_time": 1})).contains("drop --events"));
-        assert!(err(&json!({"thread_steps": "1,4", "threads": 2, "step_time": 1})).contains("drop --threads"));
-        let e = err(&json!({"rate_steps": "1,2,3", "step_time": 30, "time": 60}));
-        assert!(e.contains("3 steps × 30 s = 90 s") && e.contains("--time 90"), "{e}");
-    }
 
     #[test]
     fn timeline_switches_connections_at_step_starts() {
-        let p = plan(&json!({"thread_steps": "1,4,2", "step_time": 1})).unwrap().unwrap();
+        let steps = [1, 4, 2].map(|threads| Step { rate_per_s: 0.0, threads }).to_vec();
+        let p = StepPlan { steps, step_s: 1.0 };
         let t0 = Instant::now();
         let tl = p.timeline(t0);
         let at = |s: f64| t0 + Duration::from_secs_f64(s);

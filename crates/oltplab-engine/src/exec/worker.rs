@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::driver::{Conn, ErrorAction, Fetch};
+use crate::db::{ErrorAction, Fetch};
+use crate::driver::Conn;
 use crate::rand::Rng;
-use crate::stats::{EventClock, EventTiming, Recorders};
+use crate::stats::{EventClock, EventTiming, Recorders, WorkerTotals};
 use crate::workload::{EventCtx, WorkerInfo, Workload};
 
 use super::schedule::Schedule;
@@ -36,13 +37,6 @@ pub struct Shared {
     pub schedule: Option<Mutex<Schedule>>,
     /// A step plan: which connections serve the load when.
     pub timeline: Option<Timeline>,
-}
-
-/// What one worker hands back: sysbench's "Threads fairness" inputs.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
-pub struct WorkerTotals {
-    pub events: u64,
-    pub latency_sum_ns: u64,
 }
 
 /// Runs one connection's events; returns its totals and the connection, for the run to close.

@@ -5,7 +5,7 @@
 
 use super::Rng;
 use crate::error::{EngineError, Result};
-use crate::workload::options::{OptDef, Options};
+use crate::options::{OptDef, Options};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Distribution {

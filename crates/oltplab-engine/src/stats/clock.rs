@@ -11,7 +11,7 @@
 //!
 //! [`restart`]: EventClock::restart
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 #[derive(Debug, Clone, Copy)]
 pub struct EventClock {
@@ -51,6 +51,11 @@ impl EventClock {
     pub fn last(&self) -> Instant {
         self.last
     }
+}
+
+/// Wall-clock seconds since the Unix epoch, as run.json records instants.
+pub fn epoch_s(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 #[cfg(test)]

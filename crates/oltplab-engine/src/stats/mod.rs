@@ -7,9 +7,11 @@ mod histogram;
 mod merge;
 mod recorder;
 mod summary;
+mod totals;
 
-pub use clock::EventClock;
+pub use clock::{epoch_s, EventClock};
 pub use histogram::{encode_base64, new_histogram, sysbench_buckets_ms, Histogram, HIGHEST_NS};
 pub use merge::{decode_base64, merge_encoded, Merged};
 pub use recorder::{Counts, EventTiming, Recorders, Snapshot, LATE_NS};
 pub use summary::LatencySummary;
+pub use totals::{Tally, WorkerTotals};

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::histogram::{new_histogram, Histogram, HIGHEST_NS};
-use crate::workload::Tally;
+use super::totals::Tally;
 
 /// Exact counters of an interval or a whole run.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]

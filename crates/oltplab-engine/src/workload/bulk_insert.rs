@@ -4,7 +4,8 @@
 
 use super::tables::{drop_tables, run_ddl, BulkBuffer};
 use super::{EventCtx, PrepareEvent, WorkerInfo};
-use crate::driver::{Conn, DbResult, Fetch};
+use crate::db::{DbResult, Fetch};
+use crate::driver::Conn;
 use crate::error::{EngineError, Result};
 
 /// Statement kind index of the INSERTs (the only kind).

@@ -1,31 +1,10 @@
 //! What a workload's event sees: one connection, its random generator, and
 //! helpers that time and classify each statement as sysbench counts them.
 
-use crate::driver::{Conn, DbResult, Fetch, QueryClass, QueryResult, StmtId, Value};
+use crate::db::{DbResult, Fetch, QueryResult, StmtId, Value};
+use crate::driver::Conn;
 use crate::rand::Rng;
-use crate::stats::EventClock;
-
-/// Query counts of one event, failed attempts included (sysbench keeps those too).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Tally {
-    pub reads: u64,
-    pub writes: u64,
-    pub others: u64,
-}
-
-impl Tally {
-    pub fn add(&mut self, class: QueryClass) {
-        match class {
-            QueryClass::Read => self.reads += 1,
-            QueryClass::Write => self.writes += 1,
-            QueryClass::Other => self.others += 1,
-        }
-    }
-
-    pub fn total(&self) -> u64 {
-        self.reads + self.writes + self.others
-    }
-}
+use crate::stats::{EventClock, Tally};
 
 /// Who runs the event: sysbench's thread id and thread count.
 #[derive(Debug, Clone, Copy)]

@@ -5,19 +5,19 @@
 pub mod bulk_insert;
 mod ctx;
 pub mod oltp;
-pub mod options;
 mod tables;
 pub mod tpcc;
 pub mod unfinished_prepare;
 
-pub use ctx::{EventCtx, Tally, WorkerInfo};
+pub use ctx::{EventCtx, WorkerInfo};
 
-use crate::driver::{Conn, DbError, DbResult, Dialect};
+use crate::db::{DbError, DbResult, Dialect};
+use crate::driver::Conn;
 use crate::error::{EngineError, Result};
+use crate::options::{OptDef, Options};
 use crate::rand::{rand_defs, Rng};
 use bulk_insert::{BulkInsert, BulkState};
 use oltp::{Oltp, OltpState, Script};
-use options::{OptDef, Options};
 use tpcc::{Tpcc, TpccState};
 
 /// Every workload oltplab runs.

@@ -3,7 +3,8 @@
 //! run, and the drop loop.
 
 use super::{unfinished_prepare, PrepareEvent};
-use crate::driver::{Conn, DbError, Fetch, Value};
+use crate::db::{DbError, Fetch, Value};
+use crate::driver::Conn;
 use crate::error::{EngineError, Result};
 
 /// sysbench's `BULK_PACKET_SIZE`: a multi-row INSERT never exceeds it.

@@ -5,10 +5,11 @@
 //! database, and `prepare` drops what the unfinished one made and loads everything again.
 //! A finished database holds no extra table (as sysbench's prepare leaves it).
 
-use crate::driver::{Conn, Dialect, Fetch, Value};
+use crate::db::{Dialect, Fetch, Value};
+use crate::driver::Conn;
 use crate::error::{EngineError, Result};
 
-pub const TABLE: &str = "oltplab_unfinished_prepare";
+use crate::db::UNFINISHED_PREPARE_TABLE as TABLE;
 
 /// The unfinished prepare's workload and options (JSON), when its marker is there.
 pub async fn find(conn: &mut Conn) -> Result<Option<(String, String)>> {

@@ -5,8 +5,8 @@ use std::io;
 
 use mysql_async::{DriverError, Error, IoError};
 
+use crate::db::{DbError, ErrorAction};
 use crate::driver::url::NetTarget;
-use crate::driver::{DbError, ErrorAction};
 use crate::error::EngineError;
 
 /// The client library's lost-connection codes (`CR_SERVER_GONE_ERROR`, `CR_TCP_CONNECTION`,

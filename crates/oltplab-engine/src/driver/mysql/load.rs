@@ -8,8 +8,9 @@ use mysql_async::{Error, InfileData};
 
 use super::errors::db_error;
 use super::MysqlConn;
+use crate::db::{DbError, DbResult, Fetch, Value};
 use crate::driver::tab_text::TabRows;
-use crate::driver::{DbError, DbResult, Fetch, InsertBatches, Value};
+use crate::driver::InsertBatches;
 
 /// The server or its configuration refuses `LOAD DATA LOCAL`: `ER_NOT_ALLOWED_COMMAND`,
 /// MariaDB's `ER_LOAD_INFILE_CAPABILITY_DISABLED`, MySQL 8's `local_infile`=OFF errors.

@@ -16,9 +16,8 @@ use mysql_async::Statement;
 use self::connect::{ConnectOpts, ReopenError};
 use self::errors::{db_error, reconnect_error, CR_CONN_HOST_ERROR};
 use super::target::{MysqlTarget, PsMode};
-use super::{
-    DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value, QUIT_TIMEOUT,
-};
+use super::QUIT_TIMEOUT;
+use crate::db::{DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
 use crate::error::Result;
 
 /// `ER_MAX_PREPARED_STMT_COUNT_REACHED`: sysbench dies of it at 4096 threads on MariaDB's defaults.

@@ -8,7 +8,7 @@ use mysql_async::consts::ColumnType;
 use mysql_async::prelude::Protocol;
 use mysql_async::{Params, Row};
 
-use crate::driver::{Fetch, QueryClass, QueryResult, Value};
+use crate::db::{Fetch, QueryClass, QueryResult, Value};
 
 /// Reads a statement's whole result. A result set (columns > 0) is a read, whatever
 /// its row count; otherwise changed rows > 0 make a write, and the rest is "other".

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::driver::Value;
+use crate::db::Value;
 
 /// A statement and the byte offsets of its placeholders, found once at prepare time
 /// so that executing it never scans the text again.

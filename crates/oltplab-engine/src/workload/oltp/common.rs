@@ -2,7 +2,7 @@
 //! and help texts of sysbench 1.0.20, plus master's `create_table_options` and
 //! `reconnect`) and the statement texts of `stmt_defs`.
 
-use crate::workload::options::{OptDef, Options};
+use crate::options::{OptDef, Options};
 
 /// The ten scripts built on `oltp_common.lua`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

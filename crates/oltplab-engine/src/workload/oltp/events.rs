@@ -2,7 +2,7 @@
 //! helpers of `oltp_common.lua`, drawing random values in the same order.
 
 use super::{Kind, Oltp, OltpState, Script};
-use crate::driver::{DbResult, Dialect, Value};
+use crate::db::{DbResult, Dialect, Value};
 use crate::rand::{rand_string, C_TEMPLATE, PAD_TEMPLATE};
 use crate::workload::EventCtx;
 

@@ -12,10 +12,10 @@ mod tests;
 
 pub use common::{defs, Kind, OltpOptions, Script};
 
-use crate::driver::{Dialect, StmtId};
+use crate::db::{Dialect, StmtId};
 use crate::error::{EngineError, Result};
+use crate::options::Options;
 use crate::rand::{Distribution, Rng, UniqueSeq};
-use crate::workload::options::Options;
 
 pub struct Oltp {
     script: Script,

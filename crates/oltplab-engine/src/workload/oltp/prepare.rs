@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 
 use super::{Oltp, Script};
-use crate::driver::{Conn, Dialect, Value};
+use crate::db::{Dialect, Value};
+use crate::driver::Conn;
 use crate::error::{EngineError, Result};
 use crate::rand::{rand_string_into, Rng, C_TEMPLATE, PAD_TEMPLATE};
 use crate::workload::tables::{check_tables, drop_tables, run_ddl, RowChunk};

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use serde_json::{json, Value as Json};
 
 use super::tests::{assert_send, workload};
-use crate::driver::{Conn, Fetch, Target, TargetOptions, Value};
+use crate::db::{Fetch, Value};
+use crate::driver::{Conn, Target, TargetOptions};
 use crate::error::EngineError;
 use crate::rand::Rng;
 use crate::workload::{EventCtx, PrepareEvent, WorkerInfo, Workload};

@@ -5,10 +5,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value as Json};
 
-use crate::driver::{Conn, Dialect, Target, TargetOptions};
+use crate::db::Dialect;
+use crate::driver::{Conn, Target, TargetOptions};
 use crate::error::EngineError;
+use crate::options::Options;
 use crate::rand::Rng;
-use crate::workload::options::Options;
 use crate::workload::{EventCtx, WorkerInfo, Workload};
 
 pub(super) fn workload(name: &str, given: &Json, threads: usize) -> Result<Workload, EngineError> {

@@ -8,7 +8,8 @@
 
 use serde::Serialize;
 
-use crate::driver::{Conn, Fetch};
+use crate::db::Fetch;
+use crate::driver::Conn;
 use crate::error::{EngineError, Result};
 
 #[derive(Debug, Clone, Serialize)]

@@ -16,10 +16,10 @@ mod transactions;
 
 use std::time::Duration;
 
-use crate::driver::{DbResult, Dialect};
+use crate::db::{DbResult, Dialect};
 use crate::error::{EngineError, Result};
+use crate::options::{OptDef, Options};
 use crate::rand::Rng;
-use crate::workload::options::{OptDef, Options};
 use crate::workload::{EventCtx, WorkerInfo};
 
 use random::CRun;

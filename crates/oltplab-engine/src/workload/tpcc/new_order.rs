@@ -2,7 +2,7 @@
 //! and writes, then all the lines at once (their items, their stock rows locked, one stock
 //! update and one order-line insert; see [`Batch`]).
 
-use crate::driver::{DbError, DbResult, Value};
+use crate::db::{DbError, DbResult, Value};
 use crate::workload::EventCtx;
 
 use super::random::{int, money_value, text};

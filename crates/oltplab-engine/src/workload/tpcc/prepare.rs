@@ -2,7 +2,8 @@
 //! same shape is kept; a half-done one (no completion mark in `tpcc_meta`) is dropped and
 //! loaded again, never used.
 
-use crate::driver::{Conn, Dialect, Fetch, Value};
+use crate::db::{Dialect, Fetch, Value};
+use crate::driver::Conn;
 use crate::error::{EngineError, Result};
 use crate::rand::Rng;
 use crate::workload::tables::run_ddl;

@@ -3,7 +3,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::driver::{push_int, Value};
+use crate::db::Value;
+use crate::driver::push_int;
 use crate::rand::Rng;
 
 /// C for `C_LAST` at load time. A recorded constant (`HammerDB` does the same with 123), so every

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::driver::Dialect;
+use crate::db::Dialect;
 
 /// The metadata table: one row per table set, written when its load is complete.
 pub const META: &str = "tpcc_meta";

@@ -3,7 +3,7 @@
 //! stock rows, the paying customer, the oldest new order); SQLite has no row locks and takes
 //! the database write lock at `BEGIN IMMEDIATE` instead, so there it is left out.
 
-use crate::driver::{Dialect, StmtId};
+use crate::db::{Dialect, StmtId};
 
 /// One statement of one transaction profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The five transaction profiles of clauses 2.4.2, 2.5.2, 2.6.2, 2.7.4 and 2.8.2, each between
 //! an explicit BEGIN and COMMIT (New-Order's intended 1% ends in ROLLBACK instead).
 
-use crate::driver::{DbError, DbResult, Dialect, QueryResult, Value};
+use crate::db::{DbError, DbResult, Dialect, QueryResult, Value};
 use crate::workload::EventCtx;
 
 use super::random::{int, money, money_value, number, text};
