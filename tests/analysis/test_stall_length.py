@@ -50,6 +50,11 @@ def test_a_pause_is_measured_to_its_true_length(
     assert stall.duration_s == pytest.approx(pause.for_s, abs=LENGTH_TOLERANCE_S), stall
     assert stall.start_s == pytest.approx(pause.at_s, abs=START_TOLERANCE_S), stall
     assert stall.estimated_from == "latency"
+    # The stated bounds hold the true start, and are narrower than an interval and a wait.
+    assert stall.start_range_s is not None
+    lo, hi = stall.start_range_s
+    assert lo <= pause.at_s <= hi, stall
+    assert lo <= stall.start_s <= hi
     # The intervals below the threshold are kept for reference: the old measure.
     assert stall.low_intervals_s <= pause.for_s + interval_s
 

@@ -87,6 +87,9 @@ class PartAnalysis:
                     low_intervals_s=stall.duration_s
                     if stall.low_intervals_s is None
                     else stall.low_intervals_s,
+                    start_range_s=None
+                    if stall.start_range_s is None
+                    else (stall.start_range_s[0] - origin_s, stall.start_range_s[1] - origin_s),
                     coincided=coincided,
                 )
                 for stall, coincided in zip(s.stalls, self.coincided, strict=True)

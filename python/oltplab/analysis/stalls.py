@@ -27,8 +27,8 @@ class Stall(JsonDataclass):
     """One episode, in seconds since the load started. From whole intervals (`method`
     "intervals"), `start_s` is the start of its first interval below the threshold; measured
     by stall_length.py ("latency"), the start and length are estimated within an interval,
-    and `low_intervals_s` keeps the length of the intervals below the threshold (0 when the
-    pause left none)."""
+    `low_intervals_s` keeps the length of the intervals below the threshold (0 when the
+    pause left none) and `start_range_s` the bounds of the start."""
 
     start_s: float
     duration_s: float
@@ -37,6 +37,8 @@ class Stall(JsonDataclass):
     intervals: int  # the intervals it touched
     method: str = "intervals"
     low_intervals_s: float | None = None
+    # Measured: where the evidence places the start for certain (its estimate lies inside).
+    start_range_s: tuple[float, float] | None = None
 
     @property
     def end_s(self) -> float:

@@ -79,6 +79,8 @@ class StallDoc:
     threshold_tps: float
     estimated_from: str  # "intervals", or "latency" (within an interval, stall_length.py)
     low_intervals_s: float  # the length of the intervals below the threshold
+    # [lo, hi]: where the evidence bounds the start (docs/analysis.md); None for "intervals"
+    start_range_s: tuple[float, float] | None
     coincided: dict[str, MovedMetric]
 
 
