@@ -44,6 +44,7 @@ impl Reporter {
         phase: Phase,
         plan: Vec<Step>,
         start: Instant,
+        engine_threads: usize,
     ) -> Self {
         let (total, snap) = (Snapshot::new(kinds.len()), Snapshot::new(kinds.len()));
         Self {
@@ -56,7 +57,7 @@ impl Reporter {
             total,
             snap,
             dropped: 0,
-            cpu: CpuMeter::new(start),
+            cpu: CpuMeter::new(start, engine_threads),
             client_cpu_s: 0.0,
             saturated_intervals: 0,
             measured_intervals: 0,
