@@ -48,6 +48,7 @@ impl Reporter {
         plan: Vec<Step>,
         start: Instant,
         interval: Duration,
+        engine_threads: usize,
     ) -> Self {
         let (total, snap) = (Snapshot::new(kinds.len()), Snapshot::new(kinds.len()));
         Self {
@@ -60,7 +61,7 @@ impl Reporter {
             total,
             snap,
             dropped: 0,
-            cpu: CpuMeter::new(start),
+            cpu: CpuMeter::new(start, engine_threads),
             interval_s: interval.as_secs_f64(),
             client_cpu_s: 0.0,
             saturation: Saturation::default(),

@@ -76,9 +76,9 @@ impl MysqlConn {
         let mut sqls = self.sqls.to_vec();
         sqls.push(sql.to_owned());
         if self.ps_mode == PsMode::Auto {
-            let conn = self.conn.as_mut().ok_or_else(gone)?;
-            let stmt = conn.prep(sql).await.map_err(|e| db_error(&e, self.ignore.as_deref()))?;
-            self.stmts.push(stmt);
+            let session = self.session.as_mut().ok_or_else(gone)?;
+            let stmt = session.prepare_all(&sqls[sqls.len() - 1..]).await;
+            self.stmts.extend(stmt.map_err(|e| db_error(&e, self.ignore.as_deref()))?);
         }
         self.sqls = Arc::from(sqls);
         Ok(StmtId(self.sqls.len() - 1))

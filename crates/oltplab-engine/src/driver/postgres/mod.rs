@@ -80,8 +80,10 @@ impl PostgresConn {
     pub async fn prepare_more(&mut self, sql: &str) -> DbResult<StmtId> {
         let template = Template::parse(sql);
         if self.ps_mode == PsMode::Auto {
-            let stmt = self.client.prepare(&template.numbered()).await.map_err(|e| db_error(&e))?;
-            self.statements.push(stmt);
+            let one = std::slice::from_ref(&template);
+            let stmt = query::prepare_all(&mut self.wire, one, self.prepared_count, &[]).await.map_err(db_error)?;
+            self.prepared_count += 1;
+            self.statements.extend(stmt);
         }
         self.templates.push(template);
         Ok(StmtId(self.templates.len() - 1))
