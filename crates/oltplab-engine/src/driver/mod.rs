@@ -44,6 +44,12 @@ pub enum Conn {
 }
 
 impl Conn {
+    /// An inert connection for the executor's slot when the workload opens its own (a script
+    /// connects in its `thread_init`): never opened, nothing is ever sent on it.
+    pub fn placeholder() -> Self {
+        Conn::Fake(FakeConn::new(fake::FakeTarget::default()))
+    }
+
     /// Opens one connection. Errors here are [`EngineError::Connect`]: nothing has run yet.
     pub async fn open(target: &Target) -> Result<Self> {
         match target {
@@ -72,6 +78,16 @@ impl Conn {
             Conn::Mysql(c) => c.prepare_more(sql).await,
             Conn::Postgres(c) => c.prepare_more(sql).await,
             Conn::Fake(c) => Ok(c.prepare_more(sql)),
+        }
+    }
+
+    /// Closes one prepared statement on the server, as sysbench's `stmt:close()` does (MySQL's
+    /// `COM_STMT_CLOSE`; PostgreSQL's driver and SQLite's keep theirs, as sysbench's pgsql driver
+    /// does). `id` must not be executed afterwards.
+    pub async fn close_statement(&mut self, id: StmtId) -> DbResult<()> {
+        match self {
+            Conn::Mysql(c) => c.close_statement(id).await,
+            Conn::Sqlite(_) | Conn::Postgres(_) | Conn::Fake(_) => Ok(()),
         }
     }
 

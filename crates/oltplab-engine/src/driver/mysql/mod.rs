@@ -104,6 +104,17 @@ impl MysqlConn {
         Ok(())
     }
 
+    /// `COM_STMT_CLOSE` for statement `id` (no answer comes). Its slot stays, so that the other
+    /// statements keep their ids; a reconnect closes and prepares them all again.
+    pub async fn close_statement(&mut self, id: StmtId) -> DbResult<()> {
+        if self.ps_mode == PsMode::Disable {
+            return Ok(());
+        }
+        let session = self.session.as_mut().ok_or_else(gone)?;
+        let stmt = self.stmts.get(id.0).ok_or_else(|| no_statement(id))?;
+        session.close_statement(stmt).await.map_err(|e| db_error(&e, self.ignore.as_deref()))
+    }
+
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
         let session = self.session.as_mut().ok_or_else(gone)?;
         let mut rows = Vec::new();
