@@ -107,6 +107,11 @@ class Catalog:
         defs.update((d.name, d) for d in self.workload(workload).options)
         return defs
 
+    def script_options(self) -> dict[str, OptionDef]:
+        """The options every sysbench script takes besides its own: general ones, --rand-*."""
+        rand = {n: d for n, d in self.options_for(self.names[0]).items() if n.startswith("rand_")}
+        return {d.name: d for d in self.general} | rand
+
     def all_options(self) -> dict[str, OptionDef]:
         """Every option of every workload (to tell option values from the workload name)."""
         defs = {d.name: d for d in self.general}
@@ -119,7 +124,15 @@ class Catalog:
 
         Raises ConfigError for an unknown workload or option name, before any work starts.
         """
-        defs = self.options_for(workload)
+        return self._resolve(self.options_for(workload), workload, given)
+
+    def resolve_script(self, script: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        """As `resolve`, for a sysbench script's general options (its own are the script's)."""
+        return self._resolve(self.script_options(), script, given)
+
+    def _resolve(
+        self, defs: Mapping[str, OptionDef], workload: str, given: Mapping[str, Any]
+    ) -> dict[str, Any]:
         values = {name: d.default for name, d in defs.items()}
         for raw, value in given.items():
             name = normalise_name(raw)

@@ -44,9 +44,18 @@ def _load_core() -> CoreApi:
     return _core
 
 
-def build_spec(workload: str, db: str, options: Mapping[str, Any], *, create: bool = False) -> Json:
-    """The spec document; `create` lets prepare create a missing SQLite file."""
-    return {"workload": workload, "db": db, "options": dict(options), "target": {"create": create}}
+def build_spec(
+    workload: str,
+    db: str,
+    options: Mapping[str, Any],
+    *,
+    create: bool = False,
+    script: Json | None = None,
+) -> Json:
+    """The spec document; `create` lets prepare create a missing SQLite file; `script`: a
+    sysbench script's call (path, command, argv, args), whose `workload` is its path."""
+    spec = {"workload": workload, "db": db, "options": dict(options), "target": {"create": create}}
+    return spec if script is None else spec | {"script": script}
 
 
 def _adapt(on_event: EventHandler | None) -> RawHandler | None:

@@ -176,17 +176,23 @@ def run(
     hooks: Hooks = NO_HOOKS,
     metrics: Sequence[str] = (),
     lab: LabFields | None = None,
+    script: Json | None = None,
 ) -> RunResult:
     """Runs the load and writes its run directory (`out`, or one under `results_root`).
 
     `metrics` ("system", "server") samples system.csv/server.csv on the interval grid;
-    `lab` adds a lab cell's fields to run.json.
+    `lab` adds a lab cell's fields to run.json. `script`: `workload` is a sysbench Lua script's
+    path and this its call (docs/lua.md); run.json names it, with its own options as given.
 
     Ctrl-C: the engine returns the partial result, written with complete=false. If the
     engine raises after the load started, run.json is marked incomplete and the error
     re-raised; if it raises before, the run directory is removed.
     """
-    effective = load_catalog().resolve(workload, options)
+    catalog = load_catalog()
+    if script is None:
+        effective = catalog.resolve(workload, options)
+    else:
+        effective = catalog.resolve_script(workload, options) | dict(script.get("args") or {})
     if db is not None:
         check_db_url(db)  # before anything holding the URL is written
     # The run directory first, so that a bad --out fails before any work.
@@ -218,7 +224,7 @@ def run(
     try:
         if sampler is not None:
             sampler.start()
-        result = engine.run(engine.build_spec(workload, db_url, options), handle)
+        result = engine.run(engine.build_spec(workload, db_url, options, script=script), handle)
     except BaseException as e:
         _abort(writer, sampler, started=started, error=e)
         raise

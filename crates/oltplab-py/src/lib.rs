@@ -63,7 +63,12 @@ fn prepare(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyRe
 fn run(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyResult<String> {
     guarded(|| {
         let spec = Spec::from_json(spec_json).map_err(to_py)?;
-        let result = drive(py, on_event, |sink: Sink, stop: Stop| async move { exec::run(&spec, &sink, stop).await })?;
+        let result = drive(py, on_event, |sink: Sink, stop: Stop| async move {
+            match spec.script {
+                Some(_) => script::run(&spec, &sink, stop).await,
+                None => exec::run(&spec, &sink, stop).await,
+            }
+        })?;
         Ok(serde_json::to_string(&result).expect("results serialise"))
     })
 }

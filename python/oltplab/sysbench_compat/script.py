@@ -46,10 +46,7 @@ class ScriptInvocation:
 
 
 def _general_defs(catalog: Catalog) -> dict[str, OptionDef]:
-    """The options every script takes: the general ones and --rand-*."""
-    some_workload = catalog.options_for(catalog.names[0])
-    rand = {name: d for name, d in some_workload.items() if name.startswith("rand_")}
-    return {d.name: d for d in catalog.general} | rand
+    return catalog.script_options()
 
 
 class _ScriptCollector(_Collector):
@@ -97,15 +94,16 @@ def parse_script_argv(args: Sequence[str], path: str, catalog: Catalog) -> Scrip
     )
 
 
+def script_call(inv: ScriptInvocation) -> Json:
+    """The engine's `script` document: which script, which command, its options as typed."""
+    return {"path": inv.path, "command": inv.command, "argv": inv.argv, "args": inv.args}
+
+
 def _spec(inv: ScriptInvocation) -> Json:
-    return {
-        "script": {"path": inv.path, "command": inv.command, "argv": inv.argv, "args": inv.args},
-        "db": db_url(inv.connection),
-        "options": inv.options,
-    }
+    return {"script": script_call(inv), "db": db_url(inv.connection), "options": inv.options}
 
 
-def _printer(inv: ScriptInvocation) -> Any:
+def printer(inv: ScriptInvocation) -> Any:
     """The script's output on stdout (below sysbench's notice level, nowhere), its FATAL
     lines on stderr."""
 
@@ -129,10 +127,5 @@ def run_script(inv: ScriptInvocation) -> int:
     if inv.command is None:  # sysbench loads the script and has nothing more to do
         engine.script_describe(_spec(inv))
         return 0
-    if inv.command == "run":
-        raise ConfigError(
-            f"running the events of a Lua script ({inv.path}) is not available yet; "
-            "its help, prepare, cleanup and custom commands are"
-        )
-    result = engine.script_command(_spec(inv), _printer(inv))
+    result = engine.script_command(_spec(inv), printer(inv))
     return 0 if result.get("ok") else 1

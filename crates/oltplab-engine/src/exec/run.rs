@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use super::client_cpu::CpuMeter;
 use super::engine_threads::{EngineThreads, Spawner};
 use super::progress::{Phase, Progress, Sink};
 use super::reporter::Reporter;
@@ -36,7 +37,19 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
 
 /// As [`run`], on `threads` engine threads (at most one per connection).
 pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize) -> Result<RunResult> {
-    let Resolved { workload, load, target, options } = spec.resolve()?;
+    run_resolved(spec, spec.resolve()?, sink, stop, threads).await
+}
+
+/// Runs a load already resolved (a script's: `crate::script` builds its workload); `spec` says
+/// how this client takes part in a distributed run.
+pub async fn run_resolved(
+    spec: &Spec,
+    resolved: Resolved,
+    sink: &Sink,
+    stop: Stop,
+    threads: usize,
+) -> Result<RunResult> {
+    let Resolved { workload, load, target, options } = resolved;
     let statements = workload.statements(target.dialect());
     let sqls: Arc<[String]> = statements.iter().map(|(sql, _)| sql.clone()).collect();
     let workload = Arc::new(workload);
@@ -79,9 +92,8 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
         load.is_open_loop(),
         first_phase,
         steps.to_vec(),
-        start,
         interval,
-        engine.len(),
+        CpuMeter::new(start, engine.len()),
     );
     let boundaries = times.warmup_end.into_iter().chain(times.timeline.iter().flat_map(Timeline::boundaries));
     let mut ticks = Ticks::new(start, interval, boundaries, times.deadline);

@@ -39,6 +39,10 @@ pub struct Spec {
     /// `bulk_insert`'s tables, sysbench's per-thread key slices) is dealt as by one process.
     #[serde(default)]
     pub workers: Option<WorkerNumbers>,
+    /// A sysbench Lua script's call (`script::ScriptSpec`): `crate::script` resolves and runs
+    /// it; the executor never reads it.
+    #[serde(default)]
+    pub script: Option<serde_json::Value>,
 }
 
 /// See `Spec::workers`.
@@ -229,8 +233,19 @@ impl Spec {
     }
 
     pub fn resolve(&self) -> Result<Resolved> {
+        let workload_defs = Workload::defs(&self.workload)?;
+        self.resolve_as(workload_defs, |options, load| Workload::new(&self.workload, options, load.threads))
+    }
+
+    /// As [`Spec::resolve`], for a workload built by `build` from its options `workload_defs`
+    /// (a script's: `crate::script` builds it).
+    pub fn resolve_as(
+        &self,
+        workload_defs: Vec<OptDef>,
+        build: impl FnOnce(&Options, &LoadShape) -> Result<Workload>,
+    ) -> Result<Resolved> {
         let mut defs = LoadShape::defs();
-        defs.extend(Workload::defs(&self.workload)?);
+        defs.extend(workload_defs);
         let mut options = Options::parse(&defs, &self.options, &self.workload)?;
         let given = |name: &str| self.options.keys().any(|k| normalise(k) == name);
         let mut load = LoadShape::from_options(&options, &given)?;
@@ -244,7 +259,7 @@ impl Spec {
             options.force("threads", load.threads as u64);
             options.force("time", load.time_s);
         }
-        let workload = Workload::new(&self.workload, &options, load.threads)?;
+        let workload = build(&options, &load)?;
         let mut target_options = self.target.clone();
         if !options.str("sql_log").is_empty() {
             target_options.sql_log = Some(options.str("sql_log").into());

@@ -13,7 +13,7 @@ use super::connect::{close_all, open_share};
 use super::engine_threads::{Handle, Spawner};
 use super::stop::Stop;
 use super::worker::{fail, run_worker, Shared, Worker};
-use crate::driver::Target;
+use crate::driver::{Conn, Target};
 use crate::error::Result;
 use crate::rand::Rng;
 use crate::stats::WorkerTotals;
@@ -67,7 +67,10 @@ pub struct Finished {
 /// Runs the share from its first connection to its last goodbye.
 pub async fn run_share(share: Share) {
     let Share { thread, threads, connections, workload, target, sqls, steps } = share;
-    let prepared = match workload.thread_state(thread) {
+    let prepared = match workload.thread_state(thread, &connections).await {
+        Ok(state) if workload.opens_own_connections() => {
+            Ok((Rc::new(state), connections.iter().map(|_| Conn::placeholder()).collect()))
+        }
         Ok(state) => open_share(&target, connections.len(), &sqls, threads).await.map(|conns| (Rc::new(state), conns)),
         Err(e) => Err(e),
     };

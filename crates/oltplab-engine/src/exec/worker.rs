@@ -146,7 +146,9 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
         free_since = end;
         now = end;
         latencies = std::mem::take(&mut ctx.stmt_latencies_ns);
-        if outcome == Some(true) {
+        record_handled(&shared, &mut ctx, shard_id);
+        // The workload may end this connection's load (a script's loop returned): not an event.
+        if outcome == Some(true) && !ctx.ended {
             if shared.recorders.record_event(shard_id, timing, ctx.tally, &latencies) {
                 totals.events += 1;
                 totals.latency_sum_ns += timing.response_ns;
@@ -170,7 +172,15 @@ async fn finish(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerState
     if let Err(e) = shared.workload.finish(ctx, state).await {
         fail(shared, format!("finishing the workload failed: {e}"));
     }
+    record_handled(shared, ctx, shard_id);
     shared.recorders.record_queries(shard_id, ctx.tally);
+}
+
+/// Errors the workload handled itself (a script's restarted events) count as the run's errors.
+fn record_handled(shared: &Shared, ctx: &mut EventCtx<'_>, shard_id: usize) {
+    for (code, reconnect) in ctx.handled_errors.drain(..) {
+        shared.recorders.record_error(shard_id, &code, reconnect);
+    }
 }
 
 /// Runs one event to success (true), or to a fatal error or a server still down at the end (false).
@@ -195,7 +205,7 @@ async fn run_event(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerSt
                 ctx.clock.restart();
             }
             ErrorAction::Fatal => {
-                fail(shared, format!("{e} in {}", shared.workload.name()));
+                fail(shared, shared.workload.fatal_message(&e));
                 return false;
             }
         }

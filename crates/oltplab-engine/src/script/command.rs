@@ -47,8 +47,8 @@ const ENTRY_POINTS: [&str; 10] =
 const HOOKS: [&str; 4] = ["report_intermediate", "report_cumulative", "sql_error_ignorable", "before_restart_event"];
 
 /// A command's states count nothing: their statements are not a measurement.
-struct CommandPacer {
-    stop: Stop,
+pub struct CommandPacer {
+    pub stop: Stop,
 }
 
 impl Pacer for CommandPacer {

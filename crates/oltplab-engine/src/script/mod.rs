@@ -13,6 +13,7 @@
 //!     rand.rs       sysbench.rand over the engine's generators
 //!     options.rs    the script's options: checked, exported, listed by `help`
 //!     command.rs    prepare, cleanup, help and custom commands (a state per command thread)
+//!     load.rs       `run` on the executor: the script as a workload, a state per engine thread
 //!     harness.rs    N sysbench threads on one `LocalSet`, with a simple pacer (engine tests)
 //!     errors.rs     Lua errors as one line naming the script's file:line
 
@@ -21,6 +22,7 @@ mod ctx;
 mod errors;
 pub mod harness;
 mod host;
+mod load;
 mod options;
 mod rand;
 mod sql;
@@ -32,6 +34,7 @@ use serde::Deserialize;
 pub use command::{command, describe, CommandOutcome, Description};
 pub use ctx::{LocalFuture, Output, Pacer};
 pub use host::{find_script, Host, Invocation, ThreadEnv, SYSBENCH_VERSION};
+pub use load::run;
 pub use options::{help_text, is_general, ArgType, ScriptOption};
 
 use crate::driver::{Target, TargetOptions};

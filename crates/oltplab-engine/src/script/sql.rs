@@ -261,10 +261,24 @@ fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     )?;
     host.set(
         "close",
-        lua.create_function(|_, stmt: AnyUserData| {
-            let mut s = stmt.borrow_mut::<StmtHandle>()?;
-            s.closed = true;
-            s.params.clear();
+        lua.create_async_function(|_, stmt: AnyUserData| async move {
+            let (conn, id) = {
+                let mut s = stmt.borrow_mut::<StmtHandle>()?;
+                if s.closed {
+                    return Ok(());
+                }
+                s.closed = true;
+                s.params.clear();
+                (Rc::clone(&s.conn), s.id)
+            };
+            // As mysql_stmt_close(): the server forgets it (a closed connection has nothing to close).
+            let _ = with_conn(&conn, |mut c| {
+                Box::pin(async move {
+                    let r = c.close_statement(id).await;
+                    (c, r)
+                })
+            })
+            .await;
             Ok(())
         })?,
     )?;

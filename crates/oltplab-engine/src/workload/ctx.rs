@@ -26,6 +26,12 @@ pub struct EventCtx<'a> {
     pub clock: EventClock,
     /// (kind, latency) of each statement that completed in this event.
     pub(crate) stmt_latencies_ns: Vec<(usize, u64)>,
+    /// Errors the workload handled itself (a script restarts its event in Lua), for the
+    /// executor to record: error code, and whether the connection was opened again.
+    pub handled_errors: Vec<(String, bool)>,
+    /// The connection's load ended by itself (a script's thread loop returned): what ran since
+    /// its last event is not an event, and no other follows.
+    pub ended: bool,
 }
 
 impl<'a> EventCtx<'a> {
@@ -45,7 +51,17 @@ impl<'a> EventCtx<'a> {
         mut latencies: Vec<(usize, u64)>,
     ) -> Self {
         latencies.clear();
-        Self { conn, rng, worker, stmt_kinds, tally: Tally::default(), clock, stmt_latencies_ns: latencies }
+        Self {
+            conn,
+            rng,
+            worker,
+            stmt_kinds,
+            tally: Tally::default(),
+            clock,
+            stmt_latencies_ns: latencies,
+            handled_errors: Vec::new(),
+            ended: false,
+        }
     }
 
     /// Executes a prepared statement and discards its rows (they are still read).

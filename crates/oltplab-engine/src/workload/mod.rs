@@ -5,6 +5,7 @@
 pub mod bulk_insert;
 mod ctx;
 pub mod oltp;
+pub mod script;
 mod tables;
 pub mod tpcc;
 pub mod unfinished_prepare;
@@ -20,6 +21,7 @@ use crate::options::{OptDef, Options};
 use crate::rand::{rand_defs, Rng};
 use bulk_insert::{BulkInsert, BulkState};
 use oltp::{Oltp, OltpState, Script};
+use script::{ScriptEvent, ScriptLoad, ScriptState, ScriptThread};
 use tpcc::{Tpcc, TpccState};
 
 /// Every workload oltplab runs. Shared by the engine threads, so `Send` and `Sync`; what is
@@ -29,17 +31,27 @@ pub enum Workload {
     Oltp(Oltp),
     BulkInsert(BulkInsert),
     Tpcc(Tpcc),
+    /// A sysbench Lua script (`crate::script` builds it).
+    Script(Box<dyn ScriptLoad>),
 }
 
 /// What a workload keeps per engine thread (the executor runs the connections on a few
 /// threads, each owning its share): created on that thread before its connections' states, which
 /// may keep an `Rc` of it, and never moved off it, so it need not be `Send` (a script keeps its
 /// one Lua state per thread here). The native workloads keep nothing per thread.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct ThreadState {
+    /// A script's Lua state and its sysbench threads.
+    script: Option<Box<dyn ScriptThread>>,
     /// `!Send` and `!Sync`, as a Lua state is: the compiler holds the executor to keeping
     /// per-thread and per-connection state on their thread.
     _on_its_thread: std::marker::PhantomData<std::rc::Rc<()>>,
+}
+
+impl std::fmt::Debug for ThreadState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadState").field("script", &self.script.is_some()).finish()
+    }
 }
 
 /// What one connection keeps between events (created on its engine thread; it need not be `Send`).
@@ -48,6 +60,7 @@ pub enum WorkerState {
     Oltp(OltpState),
     BulkInsert(BulkState),
     Tpcc(TpccState),
+    Script(ScriptState),
 }
 
 /// Progress of prepare and cleanup: sysbench's printed lines, and rows loaded.
@@ -121,6 +134,16 @@ impl Workload {
             Workload::Oltp(w) => w.script().name(),
             Workload::BulkInsert(_) => BULK_INSERT,
             Workload::Tpcc(_) => tpcc::NAME,
+            Workload::Script(w) => w.name(),
+        }
+    }
+
+    /// The run's error for a fatal `e`: a script's is sysbench's own line (`` `thread_run'
+    /// function failed: file:line: ...``), a native workload's names the workload.
+    pub fn fatal_message(&self, e: &DbError) -> String {
+        match self {
+            Workload::Script(_) => e.message.clone(),
+            _ => format!("{e} in {}", self.name()),
         }
     }
 
@@ -130,6 +153,7 @@ impl Workload {
             Workload::Oltp(w) => w.kinds(),
             Workload::BulkInsert(w) => w.kinds(),
             Workload::Tpcc(w) => w.kinds(),
+            Workload::Script(_) => Vec::new(),
         }
     }
 
@@ -138,19 +162,35 @@ impl Workload {
     pub fn statements(&self, dialect: Dialect) -> Vec<(String, usize)> {
         match self {
             Workload::Oltp(w) => w.statements(dialect),
-            Workload::BulkInsert(_) => Vec::new(),
+            Workload::BulkInsert(_) | Workload::Script(_) => Vec::new(),
             Workload::Tpcc(w) => w.statements(dialect),
         }
     }
 
-    /// The state of engine thread `thread`, built on it before its connections open.
-    pub fn thread_state(&self, _thread: usize) -> Result<ThreadState> {
-        Ok(ThreadState::default())
+    /// Whether the workload opens its connections itself (a script connects in its
+    /// `thread_init`): the executor then opens none, and its workers hold placeholders.
+    pub fn opens_own_connections(&self) -> bool {
+        matches!(self, Workload::Script(_))
+    }
+
+    /// The state of engine thread `thread`, built on it before the load starts, for its
+    /// `connections` (their indices among the run's).
+    pub async fn thread_state(&self, thread: usize, connections: &[usize]) -> Result<ThreadState> {
+        Ok(match self {
+            Workload::Script(w) => {
+                ThreadState { script: Some(w.thread_state(thread, connections).await?), ..ThreadState::default() }
+            }
+            _ => ThreadState::default(),
+        })
     }
 
     /// A connection's state, built on its engine thread from that thread's state.
-    pub fn worker_state(&self, _thread: &Rc<ThreadState>, worker: WorkerInfo) -> Result<WorkerState> {
+    pub fn worker_state(&self, thread: &Rc<ThreadState>, worker: WorkerInfo) -> Result<WorkerState> {
         Ok(match self {
+            Workload::Script(_) => {
+                let script = thread.script.as_ref().ok_or_else(|| EngineError::Internal("no Lua state".into()))?;
+                WorkerState::Script(ScriptState(script.worker(worker.id)?))
+            }
             Workload::Oltp(w) => WorkerState::Oltp(w.worker_state()),
             Workload::BulkInsert(w) => WorkerState::BulkInsert(w.worker_state(worker)),
             Workload::Tpcc(w) => WorkerState::Tpcc(w.worker_state(worker)),
@@ -180,6 +220,11 @@ impl Workload {
             (Workload::Oltp(w), WorkerState::Oltp(s)) => w.event(ctx, s).await,
             (Workload::BulkInsert(w), WorkerState::BulkInsert(s)) => w.event(ctx, s).await,
             (Workload::Tpcc(w), WorkerState::Tpcc(s)) => w.event(ctx, s).await,
+            (Workload::Script(_), WorkerState::Script(s)) => {
+                let done = s.0.event().await;
+                ctx.clock.lap_ns(); // the event's end
+                done.map(|e| script_done(ctx, e))
+            }
             _ => Err(state_mismatch()),
         }
     }
@@ -189,6 +234,7 @@ impl Workload {
         match (self, state) {
             (Workload::Oltp(_), WorkerState::Oltp(_)) | (Workload::Tpcc(_), WorkerState::Tpcc(_)) => Ok(()),
             (Workload::BulkInsert(w), WorkerState::BulkInsert(s)) => w.finish(ctx, s).await,
+            (Workload::Script(_), WorkerState::Script(s)) => s.0.finish().await.map(|e| script_done(ctx, e)),
             _ => Err(state_mismatch()),
         }
     }
@@ -199,6 +245,7 @@ impl Workload {
             Workload::Oltp(w) => w.check(conn).await,
             Workload::BulkInsert(w) => w.check(conn).await,
             Workload::Tpcc(w) => w.check(conn).await,
+            Workload::Script(_) => Ok(()), // its thread_init finds out
         }
     }
 
@@ -208,6 +255,7 @@ impl Workload {
             Workload::Oltp(w) => w.tables(),
             Workload::BulkInsert(w) => w.tables(),
             Workload::Tpcc(w) => w.prepare_units(),
+            Workload::Script(_) => 0,
         }
     }
 
@@ -244,6 +292,7 @@ impl Workload {
             Workload::Oltp(w) => w.prepare_unit(conn, table, rng, progress).await,
             Workload::BulkInsert(w) => w.prepare_unit(conn, table, progress).await,
             Workload::Tpcc(w) => w.prepare_unit(conn, table, rng, progress).await,
+            Workload::Script(_) => Err(script_command()),
         }
     }
 
@@ -252,12 +301,24 @@ impl Workload {
             Workload::Oltp(w) => w.cleanup(conn, progress).await,
             Workload::BulkInsert(w) => w.cleanup(conn, progress).await,
             Workload::Tpcc(w) => w.cleanup(conn, progress).await,
+            Workload::Script(_) => Err(script_command()),
         }
     }
 }
 
 fn unknown(name: &str) -> EngineError {
     EngineError::config(format!("unknown workload '{name}'; choose one of {}", NAMES.join(", ")))
+}
+
+/// What a script's event did, handed to the executor through the event's context.
+fn script_done(ctx: &mut EventCtx<'_>, e: ScriptEvent) {
+    ctx.tally = e.tally;
+    ctx.handled_errors = e.errors;
+    ctx.ended = e.ended;
+}
+
+fn script_command() -> EngineError {
+    EngineError::Internal("a script prepares and cleans up by its own commands (script::command)".into())
 }
 
 fn state_mismatch() -> DbError {

@@ -11,11 +11,13 @@ import contextlib
 import io
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from oltplab import runner
+from oltplab._types import Json
 from oltplab.catalog import Catalog, load_catalog
 from oltplab.cli import exitcodes
 from oltplab.cli.argv import wants_help
@@ -31,7 +33,14 @@ from oltplab.sysbench_compat.output import (
     warning_line,
     workload_help,
 )
-from oltplab.sysbench_compat.script import parse_script_argv, run_script, script_path
+from oltplab.sysbench_compat.script import (
+    ScriptInvocation,
+    parse_script_argv,
+    printer,
+    run_script,
+    script_call,
+    script_path,
+)
 
 __all__ = ["fatal_line", "main"]
 
@@ -45,36 +54,65 @@ def _run_dir(out: Path | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def _report_stream(inv: Invocation) -> TextIO:
+def _report_stream(verbosity: int) -> TextIO:
     """stdout, or nowhere below sysbench's notice level."""
-    return sys.stdout if inv.verbosity >= VERBOSITY_NOTICE else io.StringIO()
+    return sys.stdout if verbosity >= VERBOSITY_NOTICE else io.StringIO()
 
 
 def _run(inv: Invocation, db: str, options: dict[str, Any], args: list[str]) -> int:
-    display = RunDisplay(_report_stream(inv), None, options, header=BANNER, summary=False)
-    with _run_dir(inv.out) as out:
+    how = _RunHow(inv.workload, inv.options, options, inv.verbosity, inv.out)
+    return run_with_report(how, db, args)
+
+
+@dataclass(frozen=True)
+class _RunHow:
+    workload: str  # a built-in's name, or a script's path
+    given: dict[str, Any]  # the options for the engine
+    effective: dict[str, Any]  # every option's value, for the report
+    verbosity: int
+    out: Path | None
+    script: Json | None = None  # a script's call (sysbench_compat/script.py)
+    on_event: Callable[[Json], None] | None = None  # besides the report: a script's output
+
+
+def run_with_report(how: _RunHow, db: str, args: list[str]) -> int:
+    """Runs the load, printing sysbench's report; returns the exit code."""
+    display = RunDisplay(
+        _report_stream(how.verbosity), None, how.effective, header=BANNER, summary=False
+    )
+    extra = how.on_event
+
+    def on_event(event: Json) -> None:
+        display.on_event(event)
+        if extra is not None:
+            extra(event)
+
+    with _run_dir(how.out) as out:
         result = runner.run(
-            inv.workload,
+            how.workload,
             db,
-            inv.options,
+            how.given,
             out=out,
             argv=["oltplab", "sysbench", *args],
-            hooks=runner.Hooks(on_event=display.on_event),
+            hooks=runner.Hooks(on_event=on_event),
+            script=how.script,
         )
         code = exitcodes.for_stop_reason(result.stop_reason)
         if code == exitcodes.OK:
             display.finish(result)
         elif code == exitcodes.INTERRUPTED:  # sysbench prints no report when interrupted
-            kept = f"; what was measured is in {inv.out}" if inv.out is not None else ""
+            kept = f"; what was measured is in {how.out}" if how.out is not None else ""
             print(f"oltplab: interrupted{kept}", file=sys.stderr)
         else:
             error = result.doc.error or result.stop_reason
-            print(fatal_line(f"the run failed: {error}"), file=sys.stderr)
+            # A script's error is sysbench's own line (`thread_run' function failed: ...).
+            line = error if how.script is not None else f"the run failed: {error}"
+            print(fatal_line(line), file=sys.stderr)
     return code
 
 
 def _prepare_or_cleanup(inv: Invocation, db: str, options: dict[str, Any]) -> int:
-    out = _report_stream(inv)
+    out = _report_stream(inv.verbosity)
     print(
         command_header(inv.command, int(options.get("threads") or 1)), end="", file=out, flush=True
     )
@@ -127,8 +165,22 @@ def main(args: list[str]) -> int:
         return exitcodes.OK
     script = _script_named(args, catalog)
     if script is not None:
-        return run_script(parse_script_argv(args, script, catalog))
+        sinv = parse_script_argv(args, script, catalog)
+        if sinv.command == "run":
+            return _run_script(sinv, catalog, args)
+        return run_script(sinv)
     inv = parse_argv(args, catalog)
     for warning in inv.warnings if inv.verbosity >= VERBOSITY_WARNING else ():
         print(warning_line(warning), file=sys.stderr)
     return _execute(inv, catalog, args)
+
+
+def _run_script(inv: ScriptInvocation, catalog: Catalog, args: list[str]) -> int:
+    """A script's `run`: its events on the engine, sysbench's report (docs/lua.md)."""
+    for warning in inv.warnings if inv.verbosity >= VERBOSITY_WARNING else ():
+        print(warning_line(warning), file=sys.stderr)
+    effective = catalog.resolve_script(inv.path, inv.options)
+    how = _RunHow(
+        inv.path, inv.options, effective, inv.verbosity, None, script_call(inv), printer(inv)
+    )
+    return run_with_report(how, db_url(inv.connection), args)

@@ -79,19 +79,34 @@ local statement_mt = { __index = namespace("sql_statement", statement_methods),
                        __tostring = function() return "<sql_statement>" end }
 local result_mt = { __index = namespace("sql_result", result_methods), __tostring = function() return "<sql_result>" end }
 
+-- The error level of the script's code that called into this runtime (the first Lua frame
+-- outside it): its file:line starts the message, as sysbench's errors do.
+local getinfo = debug.getinfo
+local function caller_level()
+  for level = 3, 20 do
+    local frame = getinfo(level, "S")
+    if frame == nil then
+      break
+    end
+    if frame.what ~= "C" and frame.source ~= "=[oltplab]" then
+      return level - 1 -- as error() counts: 1 is the function that calls it
+    end
+  end
+  return 0
+end
+
 -- A failed statement, as sysbench's check_error() treats it: an ignorable error (or a fatal one
 -- the sql_error_ignorable hook downgrades) restarts the event with an error descriptor; any
--- other is fatal. Called as a tail call, so that level 2 is the script's line.
+-- other is fatal, naming the script's line.
 local function failed(con, query, class, errno, state, message)
   local errdesc = { connection = con, query = query, sql_errno = errno, sql_state = state, sql_errmsg = message }
   local hooks = con._sysbench.hooks
   local hook = hooks and hooks.sql_error_ignorable
   if class == sql_error.IGNORABLE or (type(hook) == "function" and hook(errdesc)) then
     errdesc.errcode = RESTART_EVENT
-    error(errdesc, 3)
+    error(errdesc, 0)
   end
-  host.log_fatal_sql(con._h, query)
-  error(format("SQL error, errno = %d, state = '%s': %s", errno, state, message), 3)
+  error(format("SQL error, errno = %d, state = '%s': %s", errno, state, message), caller_level())
 end
 
 -- What a statement answered: a result table for a result set, nil otherwise.

@@ -1,0 +1,292 @@
+//! A script's `run` on the executor (docs/lua.md): the script as a workload ([`ScriptLoad`]),
+//! one Lua state per engine thread, one sysbench thread (environment + coroutine) per
+//! connection. The executor decides when each event starts and times it; the thread's loop (the
+//! script's `thread_run`, or sysbench's) runs in its coroutine, which the executor's worker
+//! drives from one `sb_more_events` to the next `sb_event_stop`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::task::Poll;
+
+use futures_util::future::LocalBoxFuture;
+use futures_util::stream::{self, StreamExt as _, TryStreamExt as _};
+
+use super::command::{load, on_own_thread, option_values, state_shared, CommandPacer};
+use super::ctx::{LocalFuture, Pacer};
+use super::errors::one_line;
+use super::host::{Host, OptValue, ThreadEnv};
+use super::{CommandSpec, ScriptSpec};
+use crate::db::DbError;
+use crate::driver::Target;
+use crate::error::{EngineError, Result};
+use crate::exec::{Sink, Spec, Stop};
+use crate::options::Options;
+use crate::rand::{rand_defs, UniqueSeq};
+use crate::result::RunResult;
+use crate::stats::Tally;
+use crate::workload::script::{ScriptEvent, ScriptLoad, ScriptThread, ScriptWorker};
+use crate::workload::Workload;
+
+/// Sysbench threads starting (`thread_init`: connect, prepare) at once on one engine thread,
+/// as the executor opens its connections: a server's listen backlog is not flooded.
+const INIT_CONCURRENCY: usize = 64;
+
+/// Runs a script's `run` command (`spec.script`): `init` in a main state of its own, the
+/// events on the executor, `done`.
+pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
+    let script: ScriptSpec = serde_json::from_value(spec.script.clone().unwrap_or_default())?;
+    let name: &'static str = Box::leak(super::command::script_name(&script.path).to_owned().into_boxed_str());
+    let cmd = CommandSpec { script, db: spec.db.clone(), options: spec.options.clone(), target: spec.target.clone() };
+    let (values, legacy) = main_state(&cmd, sink, "init").await?;
+    let (_, target) = cmd.resolve()?;
+    let load = Load { cmd: cmd.clone(), target, values, legacy, name, sink: sink.clone() };
+    let resolved = spec.resolve_as(rand_defs(), move |_, _| Ok(Workload::Script(Box::new(load))))?;
+    let result = crate::exec::run_resolved(spec, resolved, sink, stop, crate::exec::engine_threads()).await?;
+    if result.error.is_none() {
+        main_state(&cmd, sink, "done").await?;
+    }
+    Ok(result)
+}
+
+/// Loads the script in a main state of its own (on a thread of its own), checks its options
+/// and calls its global `function` (`init`, `done`); the options' values for the run's states.
+async fn main_state(cmd: &CommandSpec, sink: &Sink, function: &'static str) -> Result<(Vec<(String, OptValue)>, bool)> {
+    let (cmd, sink) = (cmd.clone(), sink.clone());
+    let work = move || -> LocalFuture<'static, Result<_>> {
+        Box::pin(async move {
+            let (options, target) = cmd.resolve()?;
+            let shared = state_shared(
+                &target,
+                &options,
+                Rc::new(CommandPacer { stop: Stop::new() }),
+                &sink,
+                0,
+                unique(&options),
+            )?;
+            let main = load(&cmd, shared, 0, None).await?;
+            if function == "init" && !main.description.functions.iter().any(|f| f == "event") {
+                // sysbench requires it even of a script with a thread_run of its own.
+                let name = super::command::script_name(&cmd.script.path);
+                return Err(EngineError::Driver(format!("cannot find the event() function in {name}")));
+            }
+            let values = option_values(&cmd, main.description.options.as_deref(), &options)?;
+            let legacy = main.description.options.is_none();
+            main.host.set_options(&values).map_err(|e| EngineError::Config(one_line(&e)))?;
+            main.host.export_options(&main.thread, legacy).map_err(|e| EngineError::Config(one_line(&e)))?;
+            main.host.call(&main.thread, function, ()).await.map_err(|e| EngineError::Driver(failed(function, &e)))?;
+            Ok((values, legacy))
+        })
+    };
+    tokio::task::spawn_blocking(move || on_own_thread("oltplab-script", work))
+        .await
+        .unwrap_or_else(|e| Err(crate::panics::joined("a script's main state", &e)))
+}
+
+fn unique(options: &Options) -> Rc<UniqueSeq> {
+    Rc::new(UniqueSeq::new(options.uint("rand_seed")))
+}
+
+fn failed(function: &str, e: &mlua::Error) -> String {
+    format!("`{function}' function failed: {}", one_line(e))
+}
+
+/// The script as the executor's workload.
+struct Load {
+    cmd: CommandSpec,
+    target: Target,
+    values: Vec<(String, OptValue)>,
+    legacy: bool,
+    name: &'static str,
+    sink: Sink,
+}
+
+impl ScriptLoad for Load {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn thread_state<'a>(
+        &'a self,
+        thread: usize,
+        connections: &'a [usize],
+    ) -> LocalBoxFuture<'a, Result<Box<dyn ScriptThread>>> {
+        Box::pin(async move {
+            let (options, _) = self.cmd.resolve()?;
+            let pacer = Rc::new(ExecPacer::default());
+            let shared = state_shared(
+                &self.target,
+                &options,
+                Rc::clone(&pacer) as Rc<dyn Pacer>,
+                &self.sink,
+                thread,
+                unique(&options),
+            )?;
+            let host = Rc::new(Host::new(shared, &self.cmd.invocation())?);
+            host.set_options(&self.values).map_err(|e| EngineError::Config(one_line(&e)))?;
+            let host_ref = &host;
+            let envs: Vec<ThreadEnv> = stream::iter(connections.iter().copied())
+                .map(|tid| async move {
+                    let t = host_ref.new_thread(tid)?;
+                    host_ref.load(&t).await.map_err(|e| EngineError::Config(one_line(&e)))?;
+                    host_ref.export_options(&t, self.legacy).map_err(|e| EngineError::Config(one_line(&e)))?;
+                    host_ref
+                        .call(&t, "thread_init", tid)
+                        .await
+                        .map_err(|e| EngineError::Driver(failed("thread_init", &e)))?;
+                    Ok::<_, EngineError>(t)
+                })
+                .buffer_unordered(INIT_CONCURRENCY)
+                .try_collect()
+                .await?;
+            let envs = envs.into_iter().map(|t| (t.ctx.tid, t)).collect();
+            Ok(Box::new(EngineThread { host, pacer, envs: RefCell::new(envs) }) as Box<dyn ScriptThread>)
+        })
+    }
+}
+
+/// One engine thread's state and the sysbench threads not yet handed to a worker.
+struct EngineThread {
+    host: Rc<Host>,
+    pacer: Rc<ExecPacer>,
+    envs: RefCell<HashMap<usize, ThreadEnv>>,
+}
+
+impl ScriptThread for EngineThread {
+    fn worker(&self, tid: usize) -> Result<Box<dyn ScriptWorker>> {
+        let t = self.envs.borrow_mut().remove(&tid).ok_or_else(|| {
+            EngineError::Internal(format!(
+                "no sysbench thread {tid} on this engine thread (distributed script runs are not supported)"
+            ))
+        })?;
+        let slot = self.pacer.slot(tid);
+        let host = Rc::clone(&self.host);
+        let run = async move {
+            host.run_thread(&t).await.map_err(|e| failed("thread_run", &e))?;
+            host.call(&t, "thread_done", t.ctx.tid).await.map_err(|e| failed("thread_done", &e))?;
+            t.ctx.flush_outside();
+            Ok(())
+        };
+        Ok(Box::new(ThreadLoop { run: Some(Box::pin(run)), slot }))
+    }
+}
+
+/// What the executor's worker and a sysbench thread's loop hand each other.
+#[derive(Default)]
+struct Slot {
+    /// The worker's answer to the loop's next `sb_more_events`: another event, or the end.
+    go: Cell<Option<bool>>,
+    /// The loop waits in `sb_more_events` for an answer.
+    waiting: Cell<bool>,
+    /// `sb_event_stop`: the event's statements.
+    stopped: Cell<Option<Tally>>,
+    /// Statements outside events (`thread_done`, a custom `thread_run`'s own).
+    outside: Cell<Tally>,
+    errors: RefCell<Vec<(String, bool)>>,
+}
+
+/// The pacer of one engine thread's sysbench threads: each talks to its worker by its slot.
+#[derive(Default)]
+struct ExecPacer {
+    slots: RefCell<HashMap<usize, Rc<Slot>>>,
+}
+
+impl ExecPacer {
+    fn slot(&self, tid: usize) -> Rc<Slot> {
+        Rc::clone(self.slots.borrow_mut().entry(tid).or_default())
+    }
+}
+
+impl Pacer for ExecPacer {
+    /// Waits for the worker's answer; the worker polls the loop again once it set one, so the
+    /// future needs no waker.
+    fn more_events(&self, tid: usize) -> LocalFuture<'_, bool> {
+        let slot = self.slot(tid);
+        Box::pin(std::future::poll_fn(move |_| {
+            let answer = slot.go.take();
+            slot.waiting.set(answer.is_none());
+            answer.map_or(Poll::Pending, Poll::Ready)
+        }))
+    }
+    fn event_start(&self, _: usize) {}
+    fn event_stop(&self, tid: usize, tally: Tally) {
+        self.slot(tid).stopped.set(Some(tally));
+    }
+    fn queries(&self, tid: usize, tally: Tally) {
+        let slot = self.slot(tid);
+        slot.outside.set(add(slot.outside.get(), tally));
+    }
+    fn error(&self, tid: usize, code: &str, reconnect: bool) {
+        self.slot(tid).errors.borrow_mut().push((code.to_owned(), reconnect));
+    }
+    fn stopping(&self) -> bool {
+        false // the executor stops a connection by no longer driving its loop
+    }
+}
+
+fn add(a: Tally, b: Tally) -> Tally {
+    Tally { reads: a.reads + b.reads, writes: a.writes + b.writes, others: a.others + b.others }
+}
+
+/// One sysbench thread's loop, driven by its worker.
+struct ThreadLoop {
+    run: Option<LocalBoxFuture<'static, std::result::Result<(), String>>>,
+    slot: Rc<Slot>,
+}
+
+impl ThreadLoop {
+    /// Drives the loop until its event stops, it waits for the next answer, or it ends.
+    async fn drive(&mut self) -> std::result::Result<ScriptEvent, DbError> {
+        let Some(run) = self.run.as_mut() else {
+            return Ok(ScriptEvent { ended: true, ..ScriptEvent::default() });
+        };
+        let slot = Rc::clone(&self.slot);
+        let end = std::future::poll_fn(|cx| match run.as_mut().poll(cx) {
+            Poll::Ready(r) => Poll::Ready(Some(r)),
+            Poll::Pending if slot.stopped.get().is_some() || (slot.waiting.get() && slot.go.get().is_none()) => {
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        })
+        .await;
+        let stopped = slot.stopped.take();
+        let mut event = ScriptEvent {
+            tally: add(stopped.unwrap_or_default(), slot.outside.take()),
+            errors: slot.errors.take(),
+            ended: false,
+        };
+        match end {
+            None => Ok(event),
+            Some(Ok(())) => {
+                self.run = None;
+                event.ended = stopped.is_none();
+                Ok(event)
+            }
+            Some(Err(message)) => {
+                self.run = None;
+                Err(DbError::fatal("LUA", message))
+            }
+        }
+    }
+}
+
+impl ScriptWorker for ThreadLoop {
+    fn event(&mut self) -> LocalBoxFuture<'_, std::result::Result<ScriptEvent, DbError>> {
+        self.slot.go.set(Some(true));
+        Box::pin(self.drive())
+    }
+
+    fn finish(&mut self) -> LocalBoxFuture<'_, std::result::Result<ScriptEvent, DbError>> {
+        Box::pin(async move {
+            let mut all = ScriptEvent::default();
+            while self.run.is_some() {
+                self.slot.go.set(Some(false));
+                let e = self.drive().await?;
+                all.tally = add(all.tally, e.tally);
+                all.errors.extend(e.errors);
+            }
+            all.ended = true;
+            Ok(all)
+        })
+    }
+}

@@ -1,0 +1,186 @@
+"""Scripts of our own through `oltplab sysbench SCRIPT.lua run`, each entry point against the
+real sysbench 1.0.20 running the same file on the same MariaDB: per-thread globals,
+`thread_run` with sysbench's ffi event calls and `ffi.C.usleep`, `sb_counter_inc`, ignorable
+errors restarting events through the hooks, a fatal SQL error, a Lua error naming file:line
+(docs/lua.md)."""
+
+import re
+from pathlib import Path
+
+from oltplab.servers import MariaDBServer
+from tests.lua.test_dropin_commands import real
+from tests.lua.test_dropin_run import report_counts
+from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
+from tests.sysbench_compat.test_vs_sysbench import connection_options
+
+EVENTS = 12
+
+# Each thread counts its own events in a global: sysbench's state per thread, oltplab's
+# environment per thread. thread_done prints the thread's count and its id.
+GLOBALS = """
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  mine = 0
+end
+function event()
+  con:query("SELECT 1")
+  mine = mine + 1
+end
+function thread_done()
+  print(string.format("thread %d ran %d", sysbench.tid, mine))
+  con:disconnect()
+end
+"""
+
+# sysbench's own loop written out, as scripts with a thread_run of their own do it.
+THREAD_RUN = """
+ffi.cdef[[
+int usleep(unsigned int);
+void sb_counter_inc(int thread_id, sb_counter_type type);
+]]
+function event() end -- sysbench requires one
+function thread_init()
+  con = sysbench.sql.driver():connect()
+end
+function thread_run()
+  while ffi.C.sb_more_events(sysbench.tid) do
+    ffi.C.sb_event_start(sysbench.tid)
+    con:query("SELECT 2")
+    ffi.C.usleep(1000)
+    ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_WRITE)
+    ffi.C.sb_event_stop(sysbench.tid)
+  end
+end
+"""
+
+# The first statement of each thread fails; the hook says it may be ignored; the event starts
+# again after before_restart_event.
+RESTART = """
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  failed, restarts = false, 0
+end
+sysbench.hooks.sql_error_ignorable = function(err) return err.sql_errno == 1146 end
+sysbench.hooks.before_restart_event = function(err) restarts = restarts + 1 end
+function event()
+  if not failed then
+    failed = true
+    con:query("SELECT * FROM no_such_table")
+  end
+  con:query("SELECT 3")
+end
+function thread_done()
+  print(string.format("thread %d restarted %d", sysbench.tid, restarts))
+end
+"""
+
+FATAL = """
+function thread_init()
+  con = sysbench.sql.driver():connect()
+end
+function event()
+  con:query("SELECT * FROM no_such_table")
+end
+"""
+
+LUA_ERROR = """
+function event()
+  local t = nil
+  return t.field
+end
+"""
+
+
+def both(
+    tmp_path: Path, server: MariaDBServer, name: str, text: str, *options: str
+) -> tuple[list[str], list[str]]:
+    (tmp_path / name).write_text(text)
+    load = [*connection_options(server.url), *options, "run"]
+    ours = sysbench_cmd(f"./{name}", *load, cwd=tmp_path)
+    theirs = real(f"./{name}", *load, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr + theirs.stdout
+    # sysbench's FATAL lines (a driver's error the hook then ignored) on stderr, once each.
+    fatal = sorted({line for line in theirs.stdout.splitlines() if line.startswith("FATAL: ")})
+    assert sorted(set(ours.stderr.splitlines())) == fatal
+    if not any(o.startswith("--time=") and o != "--time=0" for o in options):
+        assert report_counts(ours.stdout) == report_counts(theirs.stdout)
+    return ours.stdout.splitlines(), theirs.stdout.splitlines()
+
+
+def lines_like(lines: list[str], pattern: str) -> list[str]:
+    return sorted(line for line in lines if re.match(pattern, line))
+
+
+def test_each_thread_has_its_own_globals(tmp_path: Path, mariadb: MariaDBServer) -> None:
+    ours, theirs = both(tmp_path, mariadb, "globals.lua", GLOBALS, "--threads=3", "--time=1")
+    mine = lines_like(ours, r"thread \d ran \d+$")
+    assert [line.split(" ran ")[0] for line in mine] == ["thread 0", "thread 1", "thread 2"]
+    # sysbench's print of threads at once may share a line.
+    assert len(re.findall(r"thread \d ran \d+", "\n".join(theirs))) == 3
+    # --time: each thread's own count, all of them adding up to the report's events.
+    events = int(re.findall(r"total number of events:\s+(\d+)", "\n".join(ours))[0])
+    assert sum(int(line.split(" ran ")[1]) for line in mine) == events
+
+
+def test_thread_run_drives_events_through_ffi(tmp_path: Path, mariadb: MariaDBServer) -> None:
+    events = f"--events={EVENTS}"
+    ours, _ = both(tmp_path, mariadb, "loop.lua", THREAD_RUN, "--threads=2", events, "--time=0")
+    assert report_counts("\n".join(ours))["write"] == EVENTS  # sb_counter_inc's
+
+
+def test_ignorable_errors_restart_the_event_after_the_hook(
+    tmp_path: Path, mariadb: MariaDBServer
+) -> None:
+    ours, theirs = both(
+        tmp_path, mariadb, "restart.lua", RESTART, "--threads=2", "--events=10", "--time=0"
+    )
+    restarted = ["thread 0 restarted 1", "thread 1 restarted 1"]
+    # sysbench's print of two threads at once may share a line.
+    theirs_text = "\n".join(theirs)
+    assert sorted(re.findall(r"thread \d restarted \d", theirs_text)) == restarted
+    assert lines_like(ours, "thread .* restarted") == restarted
+    ignored = [line.split()[:3] for line in ours + theirs if "ignored errors:" in line]
+    assert ignored == [["ignored", "errors:", "2"]] * 2
+
+
+def test_a_fatal_sql_error_stops_the_run(tmp_path: Path, mariadb: MariaDBServer) -> None:
+    (tmp_path / "fatal.lua").write_text(FATAL)
+    load = [*connection_options(mariadb.url), "--events=5", "--time=0", "run"]
+    ours = sysbench_cmd("./fatal.lua", *load, cwd=tmp_path)
+    theirs = real("./fatal.lua", *load, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode != 0
+    # MySQL's SQLSTATE ('42S02') is not in oltplab's message: docs/lua.md's differences.
+    failed = (
+        "FATAL: `thread_run' function failed: ./fatal.lua:6: SQL error, errno = 1146, state = '"
+    )
+    table = "': Table 'sbtest.no_such_table' doesn't exist"
+    driver = "FATAL: mysql_drv_query() returned error 1146 (Table 'sbtest.no_such_table' doesn't "
+    for line in (failed, table, driver):
+        assert line in theirs.stdout
+        assert line in ours.stderr
+    assert "Traceback" not in ours.stderr
+
+
+def test_a_lua_error_names_the_file_and_line(tmp_path: Path, mariadb: MariaDBServer) -> None:
+    (tmp_path / "broken.lua").write_text(LUA_ERROR)
+    load = [*connection_options(mariadb.url), "--events=5", "--time=0", "run"]
+    ours = sysbench_cmd("./broken.lua", *load, cwd=tmp_path)
+    theirs = real("./broken.lua", *load, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode != 0
+    message = "./broken.lua:4: attempt to index local 't' (a nil value)"
+    assert message in theirs.stdout + theirs.stderr
+    assert message in ours.stderr
+    assert ours.stderr.count("\n") <= 2, ours.stderr
+
+
+def test_a_script_without_event_is_refused_as_sysbench_refuses_it(
+    tmp_path: Path, mariadb: MariaDBServer
+) -> None:
+    (tmp_path / "noevent.lua").write_text("function thread_run() end\n")
+    load = [*connection_options(mariadb.url), "--events=5", "--time=0", "run"]
+    ours = sysbench_cmd("./noevent.lua", *load, cwd=tmp_path)
+    theirs = real("./noevent.lua", *load, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 1
+    message = "FATAL: cannot find the event() function in noevent.lua"
+    assert message in theirs.stdout
+    assert ours.stderr == message + "\n"
