@@ -28,6 +28,7 @@ from tests.analysis.runs import (
     edited_copy,
     make_runs,
 )
+from tests.known import known
 from tests.sysbench_import import logs
 
 Capture = pytest.CaptureFixture[str]
@@ -205,7 +206,7 @@ def test_show_json_contract_of_an_open_loop_run(capsys: Capture, runs: RealRuns)
 
     # Latency of the steady window from its merged histograms: every transaction of the
     # window's intervals is counted once, and the percentiles lie in the run's [min, max].
-    whole = load_run(run).manifest["summary"]["latency_ms"]
+    whole = known(load_run(run).summary).latency_ms
     for key in ("latency_ms", "service_latency_ms"):
         lat = doc[key]
         assert lat["count"] == _window_rows(run, window)["transactions"].sum()
@@ -214,8 +215,8 @@ def test_show_json_contract_of_an_open_loop_run(capsys: Capture, runs: RealRuns)
     # and highest equivalent values), so they may lie outside by the histograms' resolution,
     # 3 significant digits.
     lat = doc["latency_ms"]
-    assert whole["min"] * (1 - RESOLUTION) <= lat["min"] <= lat["p50"]
-    assert lat["max"] <= whole["max"] * (1 + RESOLUTION)
+    assert known(whole.min) * (1 - RESOLUTION) <= lat["min"] <= lat["p50"]
+    assert lat["max"] <= known(whole.max) * (1 + RESOLUTION)
     assert doc["service_latency_ms"]["p50"] <= lat["p50"]  # response includes the wait
     assert doc["littles_law"] is None  # open loop: concurrency is not fixed
     assert doc["steps"] == []
@@ -287,7 +288,7 @@ def test_sweep_of_separate_runs(runs: RealRuns) -> None:
         whole = oltplab.analyse(run).whole
         assert whole is not None
         assert whole.latency_ms is not None
-        assert p95 == whole.latency_ms["p95"]
+        assert p95 == whole.latency_ms.p95
 
 
 def test_a_wild_run_at_a_high_level_gives_an_open_interval() -> None:
@@ -348,6 +349,59 @@ def test_table_cli(capsys: Capture, labelled: list[Path]) -> None:
     assert float(ratio) == pytest.approx(RATIO, rel=0.06)
     code, _, err = _cli(capsys, "table", *labelled, "--baseline", "C")
     _one_line_error(code, err, "no run of baseline 'C'; the runs' servers are: A, B")
+
+
+@pytest.fixture(scope="module")
+def two_rates_each(runs: RealRuns, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """A lab of rates: configs A and B each ran at 400/s and at 500/s."""
+    root = tmp_path_factory.mktemp("two-rates")
+    out = []
+    for label, side in (
+        ("A", (runs.rate400[0], runs.rate500[0])),
+        ("B", (runs.rate400[1], runs.rate500[1])),
+    ):
+
+        def labelled_as(manifest: dict[str, Any], label: str = label) -> None:
+            manifest["label"] = label
+
+        out += [edited_copy(run, root / f"{label}-{run.name}", labelled_as) for run in side]
+    return out
+
+
+def test_configs_at_each_rate_are_compared_rate_by_rate(two_rates_each: list[Path]) -> None:
+    """Both sides ran 400/s and 500/s: each rate is its own group (mixing them would compare
+    a side's 400/s with the other's 500/s), in numeric order, each ratio near 1."""
+    a, b = two_rates_each[:2], two_rates_each[2:]
+    found = oltplab.compare(b, a, metrics=["tps"])
+    assert [str(m.group) for m in found.metrics] == [
+        "oltp_point_select 4 thr 400/s",
+        "oltp_point_select 4 thr 500/s",
+    ]
+    for m, rate in zip(found.metrics, (400, 500), strict=True):
+        assert m.group is not None
+        assert m.group.rate_per_s == rate
+        assert m.runs == (1, 1)
+        assert m.baseline == pytest.approx(rate, rel=0.03)
+        assert m.ratio == pytest.approx(1.0, rel=0.06)
+    assert not any("target rates differ" in w for w in found.warnings)
+    table = oltplab.relative_table(two_rates_each, baseline="A")
+    assert table.by_rate
+    rows = table.frame.to_dict(orient="records")
+    assert [(r["threads"], r["rate_per_s"]) for r in rows] == [(4, 400.0), (4, 500.0)]
+    assert [r["baseline"] for r in rows] == pytest.approx([400, 500], rel=0.03)
+
+
+def test_table_cli_shows_the_rate_of_each_row(capsys: Capture, two_rates_each: list[Path]) -> None:
+    code, out, err = _cli(capsys, "table", *two_rates_each, "--baseline", "A")
+    assert (code, err) == (0, "")
+    columns, *rows = out.splitlines()[1:3]
+    assert columns.split() == ["workload", "threads", "rate", "baseline", "B"]
+    assert rows[0].split()[:3] == ["oltp_point_select", "4", "400/s"]
+
+
+def test_groups_are_in_numeric_order(runs: RealRuns) -> None:
+    found = oltplab.compare(list(runs.by_threads), list(runs.by_threads), metrics=["tps"])
+    assert [m.group.threads for m in found.metrics if m.group] == list(STEP_THREADS)
 
 
 # 6. Sameness warnings --------------------------------------------------------------------

@@ -2,7 +2,8 @@
 throughput and of latency percentiles with a confidence interval (methodology.md §3.6).
 
 Runs are grouped by what makes their numbers comparable: workload and connections (a step
-plan's steps count as runs of their own). Per group:
+plan's steps count as runs of their own), and the target rate where both sides ran it (a
+lab's configs at each of its rates). Per group:
 - several runs on each side: Welch's t on the logs of one number per run ("runs"), the
   honest method, since restart-to-restart variance dominates (§0 item 1);
 - otherwise the within-run uncertainty: autocorrelation-corrected SE of the steady mean
@@ -20,12 +21,20 @@ import numpy as np
 import pandas as pd
 
 from oltplab.analysis import sameness
-from oltplab.analysis._json import plain
+from oltplab.analysis._json import finite
 from oltplab.analysis.autocorr import MeanCI
 from oltplab.analysis.quantiles import t_critical, z_critical
 from oltplab.analysis.ratio import RatioCI, ratio_ci_runs, ratio_ci_within
 from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse
 from oltplab.analysis.sections import percentile_log_se
+from oltplab.documents.analysis import (
+    ComparisonDoc,
+    ComparisonMethod,
+    GroupDoc,
+    MetricComparisonDoc,
+    RunCountsDoc,
+    document_json,
+)
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import Run
 
@@ -38,19 +47,29 @@ WITHIN_RUN_WARNING = (
 
 @dataclass(frozen=True)
 class GroupKey:
-    """Runs comparable number for number. The target rate is not part of it: in open loop
-    the rate may be the very thing compared (a warning says so)."""
+    """Runs comparable number for number. The target rate is part of it only when both sides
+    ran that rate: comparing configs at each rate of a lab keeps the rates apart, while 500/s
+    against 400/s may be the very thing compared (a warning says so)."""
 
     workload: str
     threads: int
     step: int | None  # a step plan's step; None for a run without a plan
+    rate_per_s: float | None = None  # an open-loop rate both sides ran; None: not grouped by it
 
-    def to_json(self) -> dict[str, Any]:
-        return {"workload": self.workload, "threads": self.threads, "step": self.step}
+    def to_document(self) -> GroupDoc:
+        return GroupDoc(
+            workload=self.workload, threads=self.threads, step=self.step, rate_per_s=self.rate_per_s
+        )
+
+    def sort_key(self) -> tuple[str, int, int, float]:
+        """Numbers in numeric order (4 before 32 threads)."""
+        step = -1 if self.step is None else self.step
+        return (self.workload, step, self.threads, self.rate_per_s or 0.0)
 
     def __str__(self) -> str:
         step = f" step {self.step}" if self.step is not None else ""
-        return f"{self.workload} {self.threads} thr{step}"
+        rate = f" {self.rate_per_s:g}/s" if self.rate_per_s else ""
+        return f"{self.workload} {self.threads} thr{rate}{step}"
 
 
 @dataclass(frozen=True)
@@ -68,7 +87,7 @@ class MetricComparison:
     baseline: float
     candidate: float
     ci: RatioCI
-    method: str  # "runs" | "within-run"
+    method: ComparisonMethod
     runs: tuple[int, int]  # candidate, baseline
 
     @property
@@ -79,23 +98,22 @@ class MetricComparison:
     def significant(self) -> bool:
         return self.ci.lo > 1.0 or self.ci.hi < 1.0
 
-    def to_json(self, level: float = 0.95) -> dict[str, Any]:
+    def to_document(self, level: float = 0.95) -> MetricComparisonDoc:
         """`ci95` at the default level, else `ci` (the level is the Comparison's), as in
         `oltplab show`'s tps_ci95 / tps_ci."""
-        doc: dict[str, Any] = plain(
-            {
-                "name": self.name,
-                "group": self.group.to_json() if self.group else "geomean",
-                "baseline": self.baseline,
-                "candidate": self.candidate,
-                "ratio": self.ci.ratio,
-                "ci95" if level == 0.95 else "ci": [self.ci.lo, self.ci.hi],
-                "significant": self.significant,
-                "method": self.method,
-                "runs": {"candidate": self.runs[0], "baseline": self.runs[1]},
-            }
+        ci = (finite(self.ci.lo), finite(self.ci.hi))
+        return MetricComparisonDoc(
+            name=self.name,
+            group=self.group.to_document() if self.group else "geomean",
+            baseline=self.baseline,
+            candidate=self.candidate,
+            ratio=self.ci.ratio,
+            ci95=ci if level == 0.95 else None,
+            ci=None if level == 0.95 else ci,
+            significant=self.significant,
+            method=self.method,
+            runs=RunCountsDoc(candidate=self.runs[0], baseline=self.runs[1]),
         )
-        return doc
 
 
 @dataclass(frozen=True)
@@ -105,24 +123,28 @@ class Comparison:
     warnings: tuple[str, ...]
     level: float
 
+    def to_document(self) -> ComparisonDoc:
+        """`oltplab compare --json`."""
+        return ComparisonDoc(
+            level=self.level,
+            metrics=tuple(m.to_document(self.level) for m in self.metrics),
+            geomean=tuple(m.to_document(self.level) for m in self.geomean),
+            warnings=self.warnings,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "level": self.level,
-            "metrics": [m.to_json(self.level) for m in self.metrics],
-            "geomean": [m.to_json(self.level) for m in self.geomean],
-            "warnings": list(self.warnings),
-        }
+        doc: dict[str, Any] = document_json(self.to_document())
+        return doc
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
         for m in (*self.metrics, *self.geomean):
-            doc = m.to_json()
-            group = m.group.to_json() if m.group else {"workload": "geomean"}
+            group = document_json(m.group.to_document()) if m.group else {"workload": "geomean"}
             rows.append(
                 group
-                | {k: doc[k] for k in ("name", "baseline", "candidate", "ratio")}
-                | {"ci_lo": m.ci.lo, "ci_hi": m.ci.hi, "significant": m.significant}
-                | {"method": m.method}
+                | {"name": m.name, "baseline": m.baseline, "candidate": m.candidate}
+                | {"ratio": m.ratio, "ci_lo": m.ci.lo, "ci_hi": m.ci.hi}
+                | {"significant": m.significant, "method": m.method}
             )
         return pd.DataFrame(rows)
 
@@ -140,9 +162,10 @@ def compare(
     cand = [_as_analysis(r) for r in candidates]
     base = [_as_analysis(r) for r in baselines]
     warnings = _sameness_warnings(cand, base)
-    cand_groups, base_groups = _grouped(cand), _grouped(base)
+    shared_rates = _rates(cand) & _rates(base)
+    cand_groups, base_groups = _grouped(cand, shared_rates), _grouped(base, shared_rates)
     results: list[MetricComparison] = []
-    for key in sorted(set(cand_groups) | set(base_groups), key=str):
+    for key in sorted(set(cand_groups) | set(base_groups), key=GroupKey.sort_key):
         if key not in cand_groups or key not in base_groups:
             side = "baseline" if key not in base_groups else "candidate"
             warnings.append(f"{key}: no {side} run; left out")
@@ -184,12 +207,21 @@ def _as_analysis(run: Run | str | Path | RunAnalysis) -> RunAnalysis:
     return run if isinstance(run, RunAnalysis) else analyse(run)
 
 
-def _grouped(analyses: list[RunAnalysis]) -> dict[GroupKey, list[Sample]]:
+def _parts(a: RunAnalysis) -> tuple[PartAnalysis, ...]:
+    return a.steps or ((a.whole,) if a.whole else ())
+
+
+def _rates(analyses: list[RunAnalysis]) -> set[float]:
+    """The open-loop rates of a side's runs (or steps)."""
+    return {p.rate_per_s for a in analyses for p in _parts(a) if p.rate_per_s > 0}
+
+
+def _grouped(analyses: list[RunAnalysis], shared_rates: set[float]) -> dict[GroupKey, list[Sample]]:
     groups: dict[GroupKey, list[Sample]] = {}
     for a in analyses:
-        workload = str((a.run.manifest.get("workload") or {}).get("name") or "unknown")
-        for part in a.steps or ((a.whole,) if a.whole else ()):
-            key = GroupKey(workload, part.threads, part.step)
+        for part in _parts(a):
+            rate = part.rate_per_s if part.rate_per_s in shared_rates else None
+            key = GroupKey(a.run.workload, part.threads, part.step, rate)
             groups.setdefault(key, []).append(Sample(a, part))
     return groups
 
@@ -218,8 +250,7 @@ def _value(name: str, sample: Sample) -> float | None:
     if name == "tps":
         return sample.part.steady.mean_tps
     latency = sample.part.latency_ms
-    value = latency.get(name.removesuffix("_ms")) if latency else None
-    return None if value is None else float(value)
+    return latency.at(_rank(name)) if latency else None
 
 
 def _within(name: str, samples: list[Sample]) -> MeanCI | None:
@@ -260,7 +291,7 @@ def _geomean(name: str, results: list[MetricComparison], level: float) -> Metric
     se = math.sqrt(sum(s * s for s in log_ses)) / len(found)
     z = z_critical(level)
     ci = RatioCI(math.exp(centre), math.exp(centre - z * se), math.exp(centre + z * se), math.inf)
-    method = "runs" if all(m.method == "runs" for m in found) else "within-run"
+    method: ComparisonMethod = "runs" if all(m.method == "runs" for m in found) else "within-run"
     return MetricComparison(
         name,
         None,

@@ -11,6 +11,7 @@ mod sqlite;
 mod sqlite_queue;
 mod tab_text;
 mod target;
+mod tls;
 pub mod url;
 
 /// Defaults shared with the option catalogue.
@@ -22,7 +23,7 @@ pub use fake::FakeConn;
 pub use mysql::MysqlConn;
 pub use postgres::PostgresConn;
 pub use sqlite::SqliteConn;
-pub use tab_text::{push_int, TabRows};
+pub use tab_text::{int_bytes, push_int, TabRows};
 pub use target::{MysqlTarget, PostgresTarget, PsMode, SqliteTarget, Target, TargetOptions};
 
 use std::time::Duration;

@@ -8,21 +8,26 @@ use crate::db::Value;
 
 /// Appends `n` in decimal, without a detour through `fmt`.
 pub fn push_int(n: i64, out: &mut String) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
+    out.extend(int_bytes(n, &mut [0; 20]).iter().map(|&d| char::from(d)));
+}
+
+/// `n` in decimal, written at the end of `buf` (20 bytes hold `i64::MIN`).
+pub fn int_bytes(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
     let mut rest = n.unsigned_abs();
     loop {
         at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
+        buf[at] = b'0' + (rest % 10) as u8;
         rest /= 10;
         if rest == 0 {
             break;
         }
     }
     if n < 0 {
-        out.push('-');
+        at -= 1;
+        buf[at] = b'-';
     }
-    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    &buf[at..]
 }
 
 /// Rows of tab-separated text, written field by field.

@@ -80,10 +80,11 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
         first_phase,
         steps.to_vec(),
         start,
+        interval,
         engine.len(),
     );
     let boundaries = times.warmup_end.into_iter().chain(times.timeline.iter().flat_map(Timeline::boundaries));
-    let mut ticks = Ticks::new(start, interval, boundaries);
+    let mut ticks = Ticks::new(start, interval, boundaries, times.deadline);
     let mut stop_seen = false;
     // When workers still waiting for the server are abandoned (see END_GRACE).
     let mut give_up_at = times.deadline.map(|d| d + END_GRACE);
@@ -92,6 +93,9 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
             done = &mut finished => break done,
             () = tokio::time::sleep_until(ticks.next().into()) => {
                 let now = Instant::now();
+                if last_event_started(&shared) && ticks.end_at(now) {
+                    continue; // the last interval takes in the drain (ticks.rs)
+                }
                 let ends_segment = ticks.fired(now);
                 let report = reporter.interval(&shared, now, (now - start).as_secs_f64(), ends_segment);
                 sink.send(Progress::Interval(Box::new(report)));
@@ -99,6 +103,7 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
             // Once: after a fatal error the stop stays set and would wake this loop again and again.
             () = user_stop.stopped(), if !stop_seen => {
                 stop_seen = true;
+                ticks.end_at(Instant::now());
                 let fatal = shared.fatal.lock().expect("fatal lock").is_some();
                 if !fatal {
                     shared.interrupted.store(true, Ordering::Relaxed);
@@ -196,6 +201,11 @@ fn shared_state(
         interrupted: AtomicBool::new(false),
         workload,
     }
+}
+
+/// Whether the last of `--events` has started: from then on the load only drains.
+fn last_event_started(shared: &Shared) -> bool {
+    shared.max_events > 0 && shared.events_started.load(Ordering::Relaxed) >= shared.max_events
 }
 
 /// How long after the run's end (its time limit, Ctrl-C or a fatal error) workers still waiting

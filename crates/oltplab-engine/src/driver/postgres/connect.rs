@@ -1,15 +1,16 @@
-//! Connection settings from a `postgresql://` target, and opening a connection
-//! whose I/O task runs on the engine's runtime (one task per connection, no pool).
+//! Connection settings from a `postgresql://` target, and opening a connection: the socket,
+//! TLS when asked for, the startup message and authentication, on the caller's task.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
-use tokio_postgres::config::SslMode;
-use tokio_postgres::tls::MakeTlsConnect;
-use tokio_postgres::{Client, Config, NoTls, Socket};
+use postgres_protocol::message::frontend;
 
+use super::auth::authenticate;
+use super::errors::PgError;
+use super::stream::Stream;
 use super::tls::MakeRustls;
+use super::wire::Wire;
 use crate::driver::url::NetTarget;
 use crate::error::{EngineError, Result};
 
@@ -22,7 +23,11 @@ const DEFAULT_CONNECT_TIMEOUT_S: u64 = 10;
 
 /// What every connection (and every reconnect) of one target uses.
 pub struct Settings {
-    config: Config,
+    /// The startup message's parameters, in the order tokio-postgres sent them.
+    startup: Vec<(&'static str, String)>,
+    /// The socket file (`dir/.s.PGSQL.port`), or None for TCP.
+    socket: Option<PathBuf>,
+    timeout: Option<Duration>,
     tls: Option<MakeRustls>,
     pub net: NetTarget,
 }
@@ -36,75 +41,66 @@ impl Settings {
             )));
         }
         let param = |k: &str| net.params.get(k).map(String::as_str);
-        let mut config = Config::new();
-        config.user(&net.user).dbname(&net.database);
-        config.application_name(param("application_name").unwrap_or("oltplab"));
-        // An empty password lets trust and peer authentication work; a server that
-        // asks for one gets "password missing", which the connect message explains.
-        if !net.password.is_empty() {
-            config.password(&net.password);
+        let mut startup = vec![
+            ("client_encoding", "UTF8".to_string()),
+            ("user", net.user.clone()),
+            ("database", net.database.clone()),
+        ];
+        if let Some(options) = param("options") {
+            startup.push(("options", options.to_string()));
         }
+        startup.push(("application_name", param("application_name").unwrap_or("oltplab").to_string()));
         let timeout_s = match param("connect_timeout") {
             None => DEFAULT_CONNECT_TIMEOUT_S,
             Some(t) => t
                 .parse()
                 .map_err(|_| EngineError::config(format!("--db: connect_timeout='{t}' is not a number of seconds")))?,
         };
-        if timeout_s > 0 {
-            config.connect_timeout(Duration::from_secs(timeout_s));
-        }
-        if let Some(options) = param("options") {
-            config.options(options);
-        }
-        match &net.socket {
-            Some(path) => {
-                let (dir, port) = socket_dir(path, net.port);
-                config.host_path(dir).port(port);
-            }
-            None => {
-                config.host(&net.host).port(net.port);
-            }
-        }
+        let socket = net.socket.as_deref().map(|path| {
+            let (dir, port) = socket_dir(path, net.port);
+            dir.join(format!(".s.PGSQL.{port}"))
+        });
         // As libpq, no TLS over a Unix socket: the server refuses it there.
         let tls = if net.tls && net.socket.is_none() {
-            config.ssl_mode(SslMode::Require);
             Some(MakeRustls::new(param("sslrootcert").map(Path::new)).map_err(EngineError::Config)?)
         } else {
-            config.ssl_mode(SslMode::Disable);
             None
         };
-        Ok(Self { config, tls, net: net.clone() })
+        let timeout = (timeout_s > 0).then(|| Duration::from_secs(timeout_s));
+        Ok(Self { startup, socket, timeout, tls, net: net.clone() })
     }
 
-    /// Opens a connection and spawns its I/O task, which sends `Terminate` and ends when the
-    /// client is dropped.
-    pub async fn connect(&self) -> std::result::Result<Connected, tokio_postgres::Error> {
-        match &self.tls {
-            None => spawn(&self.config, NoTls).await,
-            Some(tls) => spawn(&self.config, tls.clone()).await,
+    /// Opens an authenticated connection, ready for statements. `connect_timeout` bounds the
+    /// socket's connect, as tokio-postgres's did: a server that forks thousands of backends at
+    /// once may take longer than that to authenticate them, and is not unreachable.
+    pub async fn connect(&self) -> std::result::Result<Wire, PgError> {
+        let socket = self.socket();
+        let stream = match self.timeout {
+            None => socket.await?,
+            Some(limit) => tokio::time::timeout(limit, socket)
+                .await
+                .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()))?,
+        };
+        let stream = match (&self.tls, stream) {
+            (Some(tls), Stream::Tcp(tcp)) => tls.connect(tcp, &self.net.host).await?,
+            (_, stream) => stream,
+        };
+        let mut wire = Wire::new(stream);
+        let params = self.startup.iter().map(|(k, v)| (*k, v.as_str()));
+        frontend::startup_message(params, &mut wire.out).map_err(|e| PgError::Protocol(e.to_string()))?;
+        wire.send().await?;
+        authenticate(&mut wire, &self.net.user, &self.net.password).await?;
+        // BackendKeyData, then ReadyForQuery (parameter status messages are skipped on the way).
+        wire.expect_ready().await?;
+        Ok(wire)
+    }
+
+    async fn socket(&self) -> std::io::Result<Stream> {
+        match &self.socket {
+            Some(path) => Stream::unix(path).await,
+            None => Ok(Stream::Tcp(Stream::tcp(&self.net.host, self.net.port).await?)),
         }
     }
-}
-
-/// A client and its I/O task.
-pub struct Connected {
-    pub client: Client,
-    pub io: JoinHandle<()>,
-}
-
-async fn spawn<T>(config: &Config, tls: T) -> std::result::Result<Connected, tokio_postgres::Error>
-where
-    T: MakeTlsConnect<Socket> + Send + 'static,
-    T::Stream: Send + 'static,
-    T::TlsConnect: Send,
-    <T::TlsConnect as tokio_postgres::tls::TlsConnect<Socket>>::Future: Send,
-{
-    let (client, connection) = config.connect(tls).await?;
-    // The connection's errors reach the client as "connection closed".
-    let io = tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(Connected { client, io })
 }
 
 /// PostgreSQL wants the socket's directory; a path to the socket file itself
@@ -140,6 +136,11 @@ mod tests {
         assert!(Settings::new(&net).is_err());
         let net =
             NetTarget::parse("postgresql://u:p@h/db?connect_timeout=3&options=-c%20search_path%3Ds1", 5432).unwrap();
-        assert!(Settings::new(&net).is_ok());
+        let s = Settings::new(&net).unwrap();
+        assert_eq!(s.timeout, Some(std::time::Duration::from_secs(3)));
+        assert!(s.startup.contains(&("options", "-c search_path=s1".to_string())), "{:?}", s.startup);
+        let net = NetTarget::parse("postgresql://u:p@h/db?host=/tmp/pg&connect_timeout=0", 5499).unwrap();
+        let s = Settings::new(&net).unwrap();
+        assert_eq!((s.socket.as_deref(), s.timeout), (Some(Path::new("/tmp/pg/.s.PGSQL.5499")), None));
     }
 }

@@ -2,14 +2,11 @@
 //! the stored data are those the equivalent INSERTs make (columns left out take
 //! their defaults, so SERIAL ids come from the sequence in row order: 1..N).
 
-use std::pin::pin;
+use postgres_protocol::message::frontend;
 
-use bytes::Bytes;
-use futures_util::SinkExt;
-use tokio_postgres::Client;
-
-use super::errors::db_error;
-use crate::db::DbResult;
+use super::errors::PgError;
+use super::query::rows_affected;
+use super::wire::Wire;
 use crate::driver::tab_text::TabRows;
 
 /// Rows are sent in messages of at most this size (COPY's messages need not end at a row's
@@ -17,7 +14,7 @@ use crate::driver::tab_text::TabRows;
 const CHUNK_BYTES: usize = 256 * 1024;
 
 /// Loads `rows` in one COPY (one transaction); returns the rows the server stored.
-pub async fn copy_in(client: &Client, table: &str, columns: &[&str], rows: &TabRows) -> DbResult<u64> {
+pub async fn copy_in(wire: &mut Wire, table: &str, columns: &[&str], rows: &TabRows) -> Result<u64, PgError> {
     if rows.is_empty() {
         return Ok(0);
     }
@@ -26,10 +23,41 @@ pub async fn copy_in(client: &Client, table: &str, columns: &[&str], rows: &TabR
     } else {
         format!("COPY {table} ({}) FROM STDIN", columns.join(", "))
     };
-    let sink = client.copy_in::<_, Bytes>(sql.as_str()).await.map_err(|e| db_error(&e))?;
-    let mut sink = pin!(sink);
-    for chunk in rows.as_str().as_bytes().chunks(CHUNK_BYTES) {
-        sink.as_mut().send(Bytes::copy_from_slice(chunk)).await.map_err(|e| db_error(&e))?;
+    wire.ready().await?;
+    wire.query(&sql)?;
+    wire.send().await?;
+    let f = wire.frame().await?;
+    match f.tag {
+        b'G' => wire.consume(f),
+        b'E' => {
+            let e = wire.server_error(f)?;
+            return Err(wire.fail(e).await);
+        }
+        tag => return Err(PgError::Protocol(format!("expected CopyInResponse, got message '{}'", char::from(tag)))),
     }
-    sink.as_mut().finish().await.map_err(|e| db_error(&e))
+    let protocol = |e: std::io::Error| PgError::Protocol(e.to_string());
+    for chunk in rows.as_str().as_bytes().chunks(CHUNK_BYTES) {
+        frontend::CopyData::new(chunk).map_err(protocol)?.write(&mut wire.out);
+        wire.send().await?;
+    }
+    frontend::copy_done(&mut wire.out);
+    wire.send().await?;
+    let (mut stored, mut error) = (0, None);
+    loop {
+        let f = wire.frame().await?;
+        match f.tag {
+            b'C' => stored = rows_affected(wire.body(f)),
+            b'E' => {
+                error.get_or_insert(wire.server_error(f)?);
+                continue;
+            }
+            b'Z' => {
+                wire.consume(f);
+                wire.shrink();
+                return error.map_or(Ok(stored), |e| Err(PgError::Server(e)));
+            }
+            _ => {}
+        }
+        wire.consume(f);
+    }
 }

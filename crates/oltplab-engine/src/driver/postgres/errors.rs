@@ -2,10 +2,11 @@
 //! SQLSTATEs, everything else fatal), plus lost connections, which oltplab
 //! reconnects; and the one-line messages for a connection that cannot be opened.
 
-use std::error::Error as _;
+use std::fmt;
 use std::io;
 
-use tokio_postgres::error::Severity;
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::message::backend::ErrorResponseBody;
 
 use crate::db::{DbError, ErrorAction};
 use crate::driver::url::NetTarget;
@@ -15,12 +16,80 @@ use crate::driver::url::NetTarget;
 pub const CONNECTION_FAILURE: &str = "08006";
 /// SQLSTATE `sqlclient_unable_to_establish_sqlconnection`: a reconnect attempt failed.
 pub const UNABLE_TO_CONNECT: &str = "08001";
-/// An error of the client library itself (a parameter it cannot encode, a protocol surprise).
+/// An error of the client itself (a parameter it cannot encode, a protocol surprise).
 pub const CLIENT_ERROR: &str = "PGCLIENT";
 
 /// `deadlock_detected`, `serialization_failure`, `unique_violation`: hard-coded as ignorable in
 /// `drv_pgsql.c`. The executor sends ROLLBACK and runs the event again.
 const RETRY_SQLSTATES: [&str; 3] = ["40P01", "40001", "23505"];
+
+/// What can go wrong on a connection.
+#[derive(Debug)]
+pub enum PgError {
+    /// The server's `ErrorResponse`.
+    Server(ServerError),
+    Io(io::Error),
+    /// The server closed the connection.
+    Closed,
+    /// `sslmode=require`, but the server answered the `SSLRequest` with 'N'.
+    TlsNotOffered,
+    /// The TLS handshake failed (a refused certificate, no common protocol).
+    Tls(io::Error),
+    /// The server asks for a password and none was given.
+    PasswordMissing,
+    /// An unexpected message, an unsupported authentication method, a bad SCRAM exchange.
+    Protocol(String),
+}
+
+/// The fields of an `ErrorResponse` that oltplab uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerError {
+    /// FATAL or PANIC: the server ends the session.
+    pub fatal: bool,
+    pub code: String,
+    pub message: String,
+}
+
+impl ServerError {
+    pub fn from_body(body: &ErrorResponseBody) -> Result<Self, PgError> {
+        let (mut severity, mut unlocalized) = (String::new(), None);
+        let mut e = Self { fatal: false, code: String::new(), message: String::new() };
+        let mut fields = body.fields();
+        while let Some(field) = fields.next()? {
+            let value = String::from_utf8_lossy(field.value_bytes());
+            match field.type_() {
+                b'S' => severity = value.into_owned(),
+                // The unlocalized severity (PostgreSQL 9.6+), else the localized one.
+                b'V' => unlocalized = Some(value.into_owned()),
+                b'C' => e.code = value.into_owned(),
+                b'M' => e.message = value.into_owned(),
+                _ => {}
+            }
+        }
+        e.fatal = matches!(unlocalized.as_deref().unwrap_or(&severity), "FATAL" | "PANIC");
+        Ok(e)
+    }
+}
+
+impl fmt::Display for PgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PgError::Server(e) => write!(f, "{} (SQLSTATE {})", e.message, e.code),
+            PgError::Io(e) => write!(f, "{e}"),
+            PgError::Closed => f.write_str("the server closed the connection"),
+            PgError::TlsNotOffered => f.write_str("server does not support TLS"),
+            PgError::Tls(e) => write!(f, "TLS handshake failed: {e}"),
+            PgError::PasswordMissing => f.write_str("password missing"),
+            PgError::Protocol(m) => write!(f, "protocol error: {m}"),
+        }
+    }
+}
+
+impl From<io::Error> for PgError {
+    fn from(e: io::Error) -> Self {
+        PgError::Io(e)
+    }
+}
 
 /// What the event loop does after an error with this SQLSTATE and severity.
 pub fn action_for(sqlstate: &str, fatal_severity: bool) -> ErrorAction {
@@ -39,40 +108,24 @@ pub fn action_for(sqlstate: &str, fatal_severity: bool) -> ErrorAction {
 }
 
 /// Classifies an error of a statement on an open connection.
-pub fn db_error(e: &tokio_postgres::Error) -> DbError {
-    if let Some(db) = e.as_db_error() {
-        let code = db.code().code();
-        // The unlocalized severity (protocol field V, PostgreSQL 9.6+), else the localized one.
-        let fatal = match db.parsed_severity() {
-            Some(s) => matches!(s, Severity::Fatal | Severity::Panic),
-            None => matches!(db.severity(), "FATAL" | "PANIC"),
-        };
-        return DbError { code: code.to_owned(), message: db.message().to_owned(), action: action_for(code, fatal) };
-    }
-    if e.is_closed() || io_cause(e).is_some() {
-        return DbError { code: CONNECTION_FAILURE.into(), message: one_line(e), action: ErrorAction::Reconnect };
-    }
-    DbError::fatal(CLIENT_ERROR, one_line(e))
-}
-
-/// The library's message and its cause on one line (its Display omits the cause).
-pub fn one_line(e: &tokio_postgres::Error) -> String {
-    match e.source() {
-        Some(cause) => format!("{e}: {cause}"),
-        None => e.to_string(),
+pub fn db_error(e: PgError) -> DbError {
+    match e {
+        PgError::Server(e) => {
+            let action = action_for(&e.code, e.fatal);
+            DbError { code: e.code, message: e.message, action }
+        }
+        PgError::Io(_) | PgError::Closed => {
+            DbError { code: CONNECTION_FAILURE.into(), message: e.to_string(), action: ErrorAction::Reconnect }
+        }
+        e => DbError::fatal(CLIENT_ERROR, e.to_string()),
     }
 }
 
-fn io_cause(e: &tokio_postgres::Error) -> Option<&io::Error> {
-    e.source().and_then(|c| c.downcast_ref::<io::Error>())
-}
-
-/// One line naming the problem and its fix. tokio-postgres never puts the password
-/// in a message, and neither does this.
-pub fn connect_message(e: &tokio_postgres::Error, net: &NetTarget) -> String {
+/// One line naming the problem and its fix; never the password.
+pub fn connect_message(e: &PgError, net: &NetTarget) -> String {
     let at = net.describe();
-    if let Some(db) = e.as_db_error() {
-        let why = match db.code().code() {
+    let why = match e {
+        PgError::Server(db) => match db.code.as_str() {
             // The server says the same for a role that does not exist, so as not to reveal which.
             "28P01" => format!(
                 "password authentication failed for user '{}' (a wrong password, or no such role); check \
@@ -82,8 +135,7 @@ pub fn connect_message(e: &tokio_postgres::Error, net: &NetTarget) -> String {
             ),
             "28000" => format!(
                 "the server refused user '{}' ({}); create the role or allow it in pg_hba.conf",
-                net.user,
-                db.message()
+                net.user, db.message
             ),
             "3D000" => format!(
                 "database '{}' does not exist; create it (CREATE DATABASE {} OWNER {}) or name another in --db",
@@ -92,27 +144,19 @@ pub fn connect_message(e: &tokio_postgres::Error, net: &NetTarget) -> String {
             "53300" => format!(
                 "{}; raise the server's max_connections (or the role's or database's CONNECTION LIMIT) or lower \
                  --threads",
-                db.message()
+                db.message
             ),
             "57P03" => "the server is starting up or shutting down; wait until it accepts connections".to_string(),
-            code => format!("{} (SQLSTATE {code})", db.message()),
-        };
-        return format!("cannot connect to PostgreSQL at {at}: {why}");
-    }
-    let text = one_line(e);
-    // TLS errors carry an io::Error too: look at them first.
-    if text.contains("server does not support TLS") {
-        let why = "TLS was requested but the server does not offer it (ssl = off); enable ssl on the server or \
-                   drop sslmode from --db";
-        return format!("cannot connect to PostgreSQL at {at}: {why}");
-    }
-    if text.contains("TLS handshake") {
-        let why = "check the server's certificate against ?sslrootcert=/path/ca.pem, or drop sslrootcert \
-                   (sslmode=require checks no certificate)";
-        return format!("cannot connect to PostgreSQL at {at}: {text}; {why}");
-    }
-    if let Some(io) = io_cause(e) {
-        let why = match io.kind() {
+            code => format!("{} (SQLSTATE {code})", db.message),
+        },
+        PgError::TlsNotOffered => "TLS was requested but the server does not offer it (ssl = off); enable ssl on \
+                                   the server or drop sslmode from --db"
+            .to_string(),
+        PgError::Tls(_) => format!(
+            "{e}; check the server's certificate against ?sslrootcert=/path/ca.pem, or drop sslrootcert \
+             (sslmode=require checks no certificate)"
+        ),
+        PgError::Io(io) => match io.kind() {
             io::ErrorKind::ConnectionRefused => {
                 "connection refused; start the server or fix the host and port in --db".to_string()
             }
@@ -126,13 +170,9 @@ pub fn connect_message(e: &tokio_postgres::Error, net: &NetTarget) -> String {
                 .to_string(),
             io::ErrorKind::PermissionDenied => "permission denied on the server's socket".to_string(),
             _ => format!("{io}; check the host and port in --db"),
-        };
-        return format!("cannot connect to PostgreSQL at {at}: {why}");
-    }
-    let why = if text.contains("password missing") {
-        format!("the server asks for a password; {}", net.password_hint())
-    } else {
-        text
+        },
+        PgError::PasswordMissing => format!("the server asks for a password; {}", net.password_hint()),
+        PgError::Closed | PgError::Protocol(_) => e.to_string(),
     };
     format!("cannot connect to PostgreSQL at {at}: {why}")
 }

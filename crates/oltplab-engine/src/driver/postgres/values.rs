@@ -1,68 +1,81 @@
-//! Values across the wire: parameters go in text format, result columns come
-//! back in binary format (tokio-postgres asks for binary results).
+//! Values across the wire: parameters go in text format, result columns come back in
+//! binary format (prepared statements) or text (simple queries), read from a `DataRow`'s body.
 
-use std::error::Error;
 use std::fmt::Write as _;
 
-use bytes::BytesMut;
-use tokio_postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
-use tokio_postgres::Row;
+use bytes::{BufMut, BytesMut};
 
 use super::errors::CLIENT_ERROR;
 use crate::db::{DbError, DbResult, Value};
+use crate::driver::int_bytes;
 
-/// Parameters are sent as text, as sysbench's `PQexecPrepared` sends them: the
-/// server parses each with the input function of the type it inferred at prepare
-/// time, so an `i64` binds to an INTEGER (int4) column, a string to CHAR(120), and
-/// later workloads' NUMERIC or DATE columns need no client-side encoder.
-impl ToSql for Value {
-    fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
-        match self {
-            Value::Null => return Ok(IsNull::Yes),
-            Value::Int(v) => write!(out, "{v}")?,
-            Value::Text(s) => out.extend_from_slice(s.as_bytes()),
+/// Writes a parameter as text, as sysbench's `PQexecPrepared` sends it: the server parses each
+/// with the input function of the type it inferred at prepare time, so an `i64` binds to an
+/// INTEGER (int4) column, a string to CHAR(120), and NUMERIC or DATE columns need no
+/// client-side encoder. Returns false for NULL (nothing written).
+pub fn encode_param(v: &Value, out: &mut BytesMut) -> bool {
+    match v {
+        Value::Null => return false,
+        Value::Int(n) => out.put_slice(int_bytes(*n, &mut [0; 20])),
+        Value::Text(s) => out.put_slice(s.as_bytes()),
+    }
+    true
+}
+
+/// The columns of a `DataRow` body: `None` for NULL.
+pub struct Columns<'a> {
+    rest: &'a [u8],
+    left: u16,
+}
+
+impl<'a> Columns<'a> {
+    pub fn new(body: &'a [u8]) -> DbResult<Self> {
+        let Some((count, rest)) = body.split_first_chunk::<2>() else { return Err(malformed()) };
+        Ok(Self { rest, left: u16::from_be_bytes(*count) })
+    }
+}
+
+impl<'a> Iterator for Columns<'a> {
+    type Item = DbResult<Option<&'a [u8]>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
         }
-        Ok(IsNull::No)
-    }
-
-    fn accepts(_ty: &Type) -> bool {
-        true
-    }
-
-    fn encode_format(&self, _ty: &Type) -> Format {
-        Format::Text
-    }
-
-    to_sql_checked!();
-}
-
-/// A column's bytes as they came, whatever its type.
-struct Raw<'a>(Option<&'a [u8]>);
-
-impl<'a> FromSql<'a> for Raw<'a> {
-    fn from_sql(_ty: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn Error + Sync + Send>> {
-        Ok(Raw(Some(raw)))
-    }
-
-    fn from_sql_null(_ty: &Type) -> Result<Self, Box<dyn Error + Sync + Send>> {
-        Ok(Raw(None))
-    }
-
-    fn accepts(_ty: &Type) -> bool {
-        true
+        self.left -= 1;
+        let Some((len, rest)) = self.rest.split_first_chunk::<4>() else { return Some(Err(malformed())) };
+        let len = i32::from_be_bytes(*len);
+        let Ok(len) = usize::try_from(len) else {
+            self.rest = rest;
+            return Some(Ok(None));
+        };
+        if rest.len() < len {
+            return Some(Err(malformed()));
+        }
+        let (value, rest) = rest.split_at(len);
+        self.rest = rest;
+        Some(Ok(Some(value)))
     }
 }
 
-/// A row as [`Value`]s: integers and booleans as `Int`, text, NUMERIC and floats as
-/// `Text`, other types as their bytes in PostgreSQL's hex form (`\x...`).
-pub fn row_values(row: &Row) -> DbResult<Vec<Value>> {
-    row.columns()
-        .iter()
-        .enumerate()
-        .map(|(i, column)| {
-            let raw: Raw<'_> = row.try_get(i).map_err(|e| DbError::fatal(CLIENT_ERROR, super::errors::one_line(&e)))?;
-            Ok(raw.0.map_or(Value::Null, |bytes| decode(column.type_().oid(), bytes)))
-        })
+fn malformed() -> DbError {
+    DbError::fatal(CLIENT_ERROR, "malformed DataRow message from the server")
+}
+
+/// A row of a prepared statement (binary columns of types `type_oids`) as [`Value`]s: integers
+/// and booleans as `Int`, text, NUMERIC and floats as `Text`, other types as their bytes in
+/// PostgreSQL's hex form (`\x...`).
+pub fn binary_row(body: &[u8], type_oids: &[u32]) -> DbResult<Vec<Value>> {
+    Columns::new(body)?
+        .zip(type_oids)
+        .map(|(column, &oid)| Ok(column?.map_or(Value::Null, |bytes| decode(oid, bytes))))
+        .collect()
+}
+
+/// A row of a simple query: every value is text.
+pub fn text_row(body: &[u8]) -> DbResult<Vec<Value>> {
+    Columns::new(body)?
+        .map(|column| Ok(column?.map_or(Value::Null, |b| Value::Text(String::from_utf8_lossy(b).into_owned()))))
         .collect()
 }
 
@@ -191,12 +204,27 @@ mod tests {
     #[test]
     fn parameters_are_text() {
         let mut out = BytesMut::new();
-        assert!(matches!(Value::Int(-42).to_sql(&Type::INT4, &mut out), Ok(IsNull::No)));
+        assert!(encode_param(&Value::Int(-42), &mut out));
         assert_eq!(&out[..], b"-42");
         out.clear();
-        assert!(matches!(Value::Text("x y".into()).to_sql(&Type::BPCHAR, &mut out), Ok(IsNull::No)));
+        assert!(encode_param(&Value::Text("x y".into()), &mut out));
         assert_eq!(&out[..], b"x y");
-        assert!(matches!(Value::Null.to_sql(&Type::INT4, &mut out), Ok(IsNull::Yes)));
-        assert!(matches!(Value::Int(1).encode_format(&Type::INT4), Format::Text));
+        out.clear();
+        assert!(!encode_param(&Value::Null, &mut out));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn data_rows_are_walked_in_place() {
+        let mut body = vec![0, 3];
+        body.extend_from_slice(&4i32.to_be_bytes());
+        body.extend_from_slice(&7i32.to_be_bytes());
+        body.extend_from_slice(&(-1i32).to_be_bytes());
+        body.extend_from_slice(&2i32.to_be_bytes());
+        body.extend_from_slice(b"ab");
+        let row = binary_row(&body, &[oid::INT4, oid::INT4, oid::TEXT]).unwrap();
+        assert_eq!(row, [Value::Int(7), Value::Null, Value::Text("ab".into())]);
+        assert!(binary_row(&body[..body.len() - 1], &[oid::INT4, oid::INT4, oid::TEXT]).is_err());
+        assert_eq!(text_row(&[0, 1, 0, 0, 0, 1, b'5']).unwrap(), [Value::Text("5".into())]);
     }
 }

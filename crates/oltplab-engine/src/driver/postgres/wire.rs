@@ -1,0 +1,211 @@
+//! The connection's socket and its two buffers, driven from the connection's own task: requests
+//! are encoded (postgres-protocol's frontend messages) into `out` and written in one call;
+//! replies are read into `input` and walked there frame by frame, so a row the workload drops
+//! is skipped where it lies. Rarer messages (errors, row descriptions, authentication) are
+//! parsed by postgres-protocol's backend codec.
+
+use bytes::{Buf, BytesMut};
+use postgres_protocol::message::{backend, frontend};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::errors::{PgError, ServerError};
+use super::stream::Stream;
+
+/// What a connection's read buffer starts with and is given back after a large reply: a
+/// point select's reply is under 100 bytes, a 100-row range about 13 KiB (read in pieces).
+const INPUT_BYTES: usize = 8 * 1024;
+/// Room kept free for each read.
+const READ_MIN_BYTES: usize = 2 * 1024;
+/// A read buffer grown past this (a large row, `pg_settings`) is given back after the request.
+const KEEP_INPUT_BYTES: usize = 64 * 1024;
+/// A request buffer grown past this (the pipelined prepares, a COPY chunk) is given back after the
+/// request: a Bind of sysbench's statements is under 300 bytes, and thousands of connections
+/// would otherwise each keep the few KiB of their prepares.
+const KEEP_OUT_BYTES: usize = 1024;
+
+/// A complete message at the front of the input buffer: its tag and body length.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    pub tag: u8,
+    len: usize,
+}
+
+pub struct Wire {
+    stream: Stream,
+    input: BytesMut,
+    /// The request being built; [`Wire::send`] writes and clears it.
+    pub out: BytesMut,
+    /// Sync (and Query) messages sent whose `ReadyForQuery` was not read yet. A request abandoned
+    /// half-way (Ctrl-C) leaves some; the next request reads past them first.
+    unanswered: u32,
+    /// A write stopped half-way left part of a message on the socket: nothing can follow it.
+    broken: bool,
+}
+
+impl Wire {
+    pub fn new(stream: Stream) -> Self {
+        Self { stream, input: BytesMut::with_capacity(INPUT_BYTES), out: BytesMut::new(), unanswered: 0, broken: false }
+    }
+
+    /// Ends the request in `out` with Sync, which the server answers with `ReadyForQuery`.
+    pub fn sync(&mut self) {
+        frontend::sync(&mut self.out);
+        self.unanswered += 1;
+    }
+
+    /// Puts a simple-protocol Query in `out` (answered with `ReadyForQuery`, as a Sync).
+    pub fn query(&mut self, sql: &str) -> Result<(), PgError> {
+        frontend::query(sql, &mut self.out).map_err(|e| PgError::Protocol(e.to_string()))?;
+        self.unanswered += 1;
+        Ok(())
+    }
+
+    /// Makes the connection ready for a new request: reads past the replies of an abandoned one.
+    pub async fn ready(&mut self) -> Result<(), PgError> {
+        if self.broken {
+            return Err(PgError::Closed);
+        }
+        while self.unanswered > 0 {
+            let f = self.frame().await?;
+            self.consume(f);
+        }
+        Ok(())
+    }
+
+    /// Writes `out` in one call (one `sendto` on a plain socket) and clears it.
+    pub async fn send(&mut self) -> Result<(), PgError> {
+        self.broken = true;
+        self.stream.write_all(&self.out).await?;
+        self.stream.flush().await?;
+        self.broken = false;
+        self.out.clear();
+        Ok(())
+    }
+
+    /// The next complete message, read from the socket as needed. Notices, parameter status
+    /// changes and notifications, which may come at any time, are skipped.
+    pub async fn frame(&mut self) -> Result<Frame, PgError> {
+        loop {
+            let f = self.buffered().await?;
+            if matches!(f.tag, b'N' | b'S' | b'A') {
+                self.consume(f);
+            } else {
+                return Ok(f);
+            }
+        }
+    }
+
+    async fn buffered(&mut self) -> Result<Frame, PgError> {
+        loop {
+            if let Some(header) = backend::Header::parse(&self.input)? {
+                let total = 1 + header.len() as usize;
+                if self.input.len() >= total {
+                    return Ok(Frame { tag: header.tag(), len: total - 5 });
+                }
+                self.fill(total).await?;
+            } else {
+                self.fill(5).await?;
+            }
+        }
+    }
+
+    /// Reads until at least `need` bytes are buffered (one read when the reply is there).
+    async fn fill(&mut self, need: usize) -> Result<(), PgError> {
+        while self.input.len() < need {
+            let want = (need - self.input.len()).max(READ_MIN_BYTES);
+            if self.input.capacity() - self.input.len() < want {
+                self.input.reserve(want);
+            }
+            if self.stream.read_buf(&mut self.input).await? == 0 {
+                return Err(PgError::Closed);
+            }
+        }
+        Ok(())
+    }
+
+    /// The body of `f`, the message at the front of the buffer.
+    pub fn body(&self, f: Frame) -> &[u8] {
+        &self.input[5..5 + f.len]
+    }
+
+    /// Drops the message at the front of the buffer.
+    pub fn consume(&mut self, f: Frame) {
+        if f.tag == b'Z' {
+            self.unanswered = self.unanswered.saturating_sub(1);
+        }
+        self.input.advance(5 + f.len);
+    }
+
+    /// Parses the message at the front of the buffer with postgres-protocol, and drops it.
+    pub fn message(&mut self, f: Frame) -> Result<backend::Message, PgError> {
+        if f.tag == b'Z' {
+            self.unanswered = self.unanswered.saturating_sub(1);
+        }
+        backend::Message::parse(&mut self.input)?.ok_or_else(|| PgError::Protocol("truncated message".into()))
+    }
+
+    /// The `ErrorResponse` at the front of the buffer, dropped.
+    pub fn server_error(&mut self, f: Frame) -> Result<ServerError, PgError> {
+        match self.message(f)? {
+            backend::Message::ErrorResponse(body) => ServerError::from_body(&body),
+            _ => Err(PgError::Protocol(format!("expected an error, got message '{}'", char::from(f.tag)))),
+        }
+    }
+
+    /// Reads up to and including `ReadyForQuery`, past anything else (a second error included).
+    pub async fn finish(&mut self) -> Result<(), PgError> {
+        loop {
+            let f = self.frame().await?;
+            self.consume(f);
+            if f.tag == b'Z' {
+                return Ok(());
+            }
+        }
+    }
+
+    /// After the server's error `e`: reads up to `ReadyForQuery` and gives `e` back (or the
+    /// error that lost the connection on the way).
+    pub async fn fail(&mut self, e: ServerError) -> PgError {
+        match self.finish().await {
+            Ok(()) => PgError::Server(e),
+            Err(lost) => lost,
+        }
+    }
+
+    /// Reads the end of the start-up: `BackendKeyData`, then `ReadyForQuery`.
+    pub async fn expect_ready(&mut self) -> Result<(), PgError> {
+        loop {
+            let f = self.frame().await?;
+            match f.tag {
+                b'E' => return Err(PgError::Server(self.server_error(f)?)),
+                b'Z' => {
+                    self.consume(f);
+                    return Ok(());
+                }
+                _ => self.consume(f),
+            }
+        }
+    }
+
+    /// Gives back the memory of a buffer that a large request or reply grew.
+    pub fn shrink(&mut self) {
+        if self.out.capacity() > KEEP_OUT_BYTES {
+            self.out = BytesMut::new();
+        }
+        if self.input.capacity() > KEEP_INPUT_BYTES && self.input.is_empty() {
+            self.input = BytesMut::with_capacity(INPUT_BYTES);
+        }
+    }
+
+    /// `Terminate`, as `PQfinish()`: the server ends the session without logging an abort.
+    pub async fn terminate(mut self) {
+        if self.broken {
+            return;
+        }
+        self.out.clear();
+        frontend::terminate(&mut self.out);
+        if self.send().await.is_ok() {
+            let _ = self.stream.shutdown().await;
+        }
+    }
+}
