@@ -1,7 +1,7 @@
 //! A deterministic in-process driver for engine tests: no database, fixed latency,
 //! optional injected errors, and a shared log of every statement it was sent. A connection
 //! used from another thread than the one it was opened on fails every statement: the engine
-//! keeps each connection on its engine thread (exec/engine_threads.rs), and every executor
+//! keeps each connection on its engine thread (`exec/engine_threads.rs`), and every executor
 //! test on the fake checks it.
 
 use std::sync::{Arc, Mutex};

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use super::client_cpu::CpuMeter;
 use super::engine_threads::{EngineThreads, Spawner};
 use super::progress::{Phase, Progress, Sink};
 use super::reporter::Reporter;
@@ -79,9 +80,8 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
         load.is_open_loop(),
         first_phase,
         steps.to_vec(),
-        start,
         interval,
-        engine.len(),
+        CpuMeter::new(start, engine.len()),
     );
     let boundaries = times.warmup_end.into_iter().chain(times.timeline.iter().flat_map(Timeline::boundaries));
     let mut ticks = Ticks::new(start, interval, boundaries, times.deadline);
