@@ -16,9 +16,10 @@ from oltplab.rundir import Run
 
 @dataclass(frozen=True)
 class RelativeTable:
-    """`frame` has columns workload, threads, rate_per_s (the open-loop rate of the row, None
-    in closed loop), baseline (the baseline's value) and, per other server, `<server>`
-    (ratio), `<server> lo`, `<server> hi`, `<server> sig`."""
+    """`frame` has columns workload, threads, rate_per_s (the open-loop rate of the row; 0 in
+    closed loop, None for open-loop rates the servers did not share), baseline (the
+    baseline's value) and, per other server, `<server>` (ratio), `<server> lo`,
+    `<server> hi`, `<server> sig`."""
 
     metric: str
     baseline: str
@@ -29,7 +30,7 @@ class RelativeTable:
     @property
     def by_rate(self) -> bool:
         """Some row is an open-loop rate: the tables then show a rate column."""
-        return "rate_per_s" in self.frame and bool(self.frame["rate_per_s"].notna().any())
+        return "rate_per_s" in self.frame and bool((self.frame["rate_per_s"].fillna(0) > 0).any())
 
 
 def relative_table(

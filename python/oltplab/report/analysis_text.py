@@ -135,7 +135,8 @@ def table_text(table: RelativeTable) -> str:
     for _, r in table.frame.iterrows():
         cells = [str(r["workload"]), str(r["threads"])]
         if rate:
-            cells.append("-" if pd.isna(r["rate_per_s"]) else f"{r['rate_per_s']:g}/s")
+            rate_per_s = r["rate_per_s"]
+            cells.append(f"{rate_per_s:g}/s" if pd.notna(rate_per_s) and rate_per_s else "-")
         cells.append(_value(table.metric, r["baseline"]))
         for s in table.servers:
             ratio = r.get(s)
