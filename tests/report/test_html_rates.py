@@ -69,10 +69,10 @@ def test_the_chart_puts_both_loops_at_their_own_numbers(runs: list[Path], report
         assert a.whole is not None
         assert a.whole.latency_ms is not None
         load = f"{a.whole.rate_per_s:g}/s" if a.whole.rate_per_s else f"{THREADS} conn"
-        row = by_point[(a.run.manifest["label"], load)]
+        row = by_point[(a.run.doc.label, load)]
         # One run per point: its steady window is the point (5 significant digits kept).
         assert row["tps"] == pytest.approx(a.whole.steady.mean_tps, rel=1e-4)
-        assert row["p95_ms"] == pytest.approx(a.whole.latency_ms["p95"], rel=1e-4)
+        assert row["p95_ms"] == pytest.approx(a.whole.latency_ms.p95, rel=1e-4)
     chart.altair().to_dict(validate=True)  # the Vega-Lite schema accepts it
     assert chart.spec()["encoding"]["y"]["scale"]["type"] == "log"
     assert '<figure id="latency-throughput-oltp_point_select">' in report.html()

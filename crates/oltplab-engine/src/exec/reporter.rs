@@ -3,9 +3,9 @@
 //! plan, each measured interval also adds to its step's segment.
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::client_cpu::CpuMeter;
+use super::client_cpu::{CpuMeter, Saturation};
 use super::progress::{EncodedHistogram, IntervalReport, Phase};
 use super::schedule::Schedule;
 use super::segments::Segments;
@@ -28,10 +28,13 @@ pub struct Reporter {
     /// Arrivals dropped while measuring.
     pub dropped: u64,
     cpu: CpuMeter,
-    /// Client CPU over the measured intervals, in core-seconds, and how many intervals saturated it.
+    /// The report interval (the intervals' nominal length).
+    interval_s: f64,
+    /// Client CPU over the measured intervals, in core-seconds, and which of them saturated it.
     pub client_cpu_s: f64,
-    pub saturated_intervals: u64,
-    pub measured_intervals: u64,
+    saturation: Saturation,
+    /// Connections running at the end of the last interval reported.
+    threads_running: usize,
     pub segments: Segments,
 }
 
@@ -44,6 +47,7 @@ impl Reporter {
         phase: Phase,
         plan: Vec<Step>,
         start: Instant,
+        interval: Duration,
     ) -> Self {
         let (total, snap) = (Snapshot::new(kinds.len()), Snapshot::new(kinds.len()));
         Self {
@@ -57,16 +61,18 @@ impl Reporter {
             snap,
             dropped: 0,
             cpu: CpuMeter::new(start),
+            interval_s: interval.as_secs_f64(),
             client_cpu_s: 0.0,
-            saturated_intervals: 0,
-            measured_intervals: 0,
+            saturation: Saturation::default(),
+            threads_running: 0,
             segments: Segments::new(plan),
         }
     }
 
-    /// The client used at least 90% of every core in more than a tenth of the measured intervals.
+    /// The client used at least 90% of every core in more than a tenth of the measured intervals
+    /// (those long enough to judge: `client_cpu.rs`).
     pub fn client_saturated(&self) -> bool {
-        self.saturated_intervals * 10 > self.measured_intervals
+        self.saturation.flagged()
     }
 
     pub fn kind_names(&self) -> &[String] {
@@ -77,6 +83,8 @@ impl Reporter {
     /// With `ends_segment`, this interval ends the warm-up (the intervals after it are measured)
     /// or a step (the intervals after it belong to the next step).
     pub fn interval(&mut self, shared: &Shared, now: Instant, t_s: f64, ends_segment: bool) -> IntervalReport {
+        // First, as close to `now` as can be: the draining below costs CPU of its own.
+        let client_cpu_pct = self.cpu.sample(now);
         let ends_warmup = ends_segment && self.phase == Phase::Warmup;
         shared.recorders.drain_into(&mut self.snap, ends_warmup);
         let snap = &self.snap;
@@ -85,7 +93,6 @@ impl Reporter {
             (s.backlog(now), s.take_dropped())
         });
         let (start_s, interval_s) = (self.last_s, t_s - self.last_s);
-        let client_cpu_pct = self.cpu.sample(now);
         let encode = |tag: Option<&str>, h: &Histogram| EncodedHistogram {
             tag: tag.map(str::to_string),
             start_s,
@@ -102,6 +109,9 @@ impl Reporter {
                 histograms.push(encode(Some(kind), h));
             }
         }
+        // The last interval ends after every worker did: it reports the connections that ran it.
+        let running = shared.running.load(Ordering::Relaxed);
+        self.threads_running = if running == 0 { self.threads_running } else { running };
         let c = &snap.counts;
         let report = IntervalReport {
             t_s,
@@ -109,7 +119,7 @@ impl Reporter {
             phase: self.phase,
             step: self.segments.step().filter(|_| self.phase == Phase::Run),
             // Connections beyond the step's count are open but idle.
-            threads_running: shared.running.load(Ordering::Relaxed).min(self.segments.threads().unwrap_or(usize::MAX)),
+            threads_running: self.threads_running.min(self.segments.threads().unwrap_or(usize::MAX)),
             transactions: c.transactions,
             reads: c.reads,
             writes: c.writes,
@@ -132,8 +142,7 @@ impl Reporter {
             self.total.merge(snap);
             self.dropped += dropped;
             self.client_cpu_s += client_cpu_pct / 100.0 * interval_s;
-            self.measured_intervals += 1;
-            self.saturated_intervals += u64::from(self.cpu.saturated(client_cpu_pct));
+            self.saturation.add(self.cpu.saturated(client_cpu_pct), interval_s, self.interval_s);
             self.segments.add(snap, dropped, start_s, t_s);
         }
         self.last_s = t_s;

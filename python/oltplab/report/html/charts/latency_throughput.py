@@ -32,11 +32,11 @@ def latency_throughput_chart(
 ) -> ReportChart:
     rows = [
         {"config": p.server, "loop": OPEN, "load": f"{p.rate_per_s:g}/s", "order": p.rate_per_s}
-        | {"tps": p.tps_mean, "p95_ms": p.latency_ms.get("p95"), "p99_ms": p.latency_ms.get("p99")}
+        | {"tps": p.tps_mean, "p95_ms": p.latency_ms.p95, "p99_ms": p.latency_ms.p99}
         for p in rates
     ] + [
         {"config": p.server, "loop": CLOSED, "load": f"{p.threads} conn", "order": p.threads}
-        | {"tps": p.tps_mean, "p95_ms": p.latency_ms.get("p95"), "p99_ms": p.latency_ms.get("p99")}
+        | {"tps": p.tps_mean, "p95_ms": p.latency_ms.p95, "p99_ms": p.latency_ms.p99}
         for p in closed
     ]
     rows = [r for r in rows if r["p95_ms"] is not None]
