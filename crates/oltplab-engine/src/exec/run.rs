@@ -122,12 +122,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
             () = user_stop.stopped(), if !stop_seen => {
                 stop_seen = true;
                 ticks.end_at(Instant::now());
-                let fatal = shared.fatal.lock().expect("fatal lock").is_some();
-                if !fatal {
-                    shared.interrupted.store(true, Ordering::Relaxed);
-                }
-                let by = Instant::now() + END_GRACE;
-                give_up_at = Some(give_up_at.map_or(by, |t| t.min(by)));
+                give_up_at = Some(stopped(&shared, give_up_at));
             }
             () = sleep_until_or_never(give_up_at) => {
                 abandon(&shared, &mut workers).await;
@@ -166,6 +161,16 @@ fn last_event_started(shared: &Shared) -> bool {
 /// drains an open loop's backlog (or finishes its slow transactions) however long that takes,
 /// rather than failing a run that measured exactly what it was asked to.
 const END_GRACE: Duration = Duration::from_secs(10);
+
+/// A stop (Ctrl-C, or a fatal error's): an interruption unless it was the error's, and the
+/// workers still waiting are given `END_GRACE` from now at most. Returns when to give up.
+fn stopped(shared: &Shared, give_up_at: Option<Instant>) -> Instant {
+    if shared.fatal.lock().expect("fatal lock").is_none() {
+        shared.interrupted.store(true, Ordering::Relaxed);
+    }
+    let by = Instant::now() + END_GRACE;
+    give_up_at.map_or(by, |t| t.min(by))
+}
 
 /// The server answered something in this interval: a statement, a transaction or an error.
 fn answered(report: &IntervalReport) -> bool {

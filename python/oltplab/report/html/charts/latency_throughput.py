@@ -30,6 +30,8 @@ def latency_throughput_chart(
     configs: list[str],
     palette: dict[str, str],
 ) -> ReportChart:
+    rates = [p for p in rates if p.latency_ms.p95 is not None]
+    closed = [p for p in closed if p.latency_ms.p95 is not None]
     rows = [
         {"config": p.server, "loop": OPEN, "load": f"{p.rate_per_s:g}/s", "order": p.rate_per_s}
         | {"tps": p.tps_mean, "p95_ms": p.latency_ms.p95, "p99_ms": p.latency_ms.p99}
@@ -39,8 +41,8 @@ def latency_throughput_chart(
         | {"tps": p.tps_mean, "p95_ms": p.latency_ms.p95, "p99_ms": p.latency_ms.p99}
         for p in closed
     ]
-    rows = [r for r in rows if r["p95_ms"] is not None]
-    mine = [c for c in configs if any(r["config"] == c for r in rows)]
+    drawn = {p.server for p in rates} | {p.server for p in closed}
+    mine = [c for c in configs if c in drawn]
     pick = legend_toggle()
     sets = Datasets()
     chart = (
