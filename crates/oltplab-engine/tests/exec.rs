@@ -276,6 +276,22 @@ async fn open_loop_runs_every_arrival_scheduled_before_the_end() {
     assert!(r.duration_s >= 1.4, "{}", r.duration_s);
 }
 
+/// A server that keeps answering, only slower than the arrivals, leaves a backlog that takes
+/// longer than the 10-s grace to drain after --time: it is drained (the grace runs from the
+/// last answer), not abandoned as if the server had hung.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overloaded_server_that_still_answers_drains_its_backlog() {
+    // One connection at 100 ms a transaction serves 10/s; 150/s for 1 s leaves ~140 arrivals
+    // at the end: 14 s of draining.
+    let db = "fake://?latency_us=100000";
+    let options = json!({"threads": 1, "time": 1, "rate": 150, "rate_arrivals": "uniform"});
+    let (r, _) = run_collect(&spec("oltp_point_select", db, &options), Stop::new()).await;
+    assert_eq!(r.stop_reason, StopReason::Time, "{:?}", r.error);
+    assert!((149..=150).contains(&r.transactions), "{}", r.transactions);
+    assert!(r.duration_s > 12.0, "{}", r.duration_s);
+    assert!(r.latency_ns.max >= 12_000_000_000, "response max {} ns", r.latency_ns.max);
+}
+
 /// The server goes away for good mid-run: the run still ends at --time, complete, with the
 /// lost connections counted, instead of reconnecting for ever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
