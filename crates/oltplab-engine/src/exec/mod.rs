@@ -18,7 +18,7 @@ mod ticks;
 mod worker;
 
 pub use prepare::{check, cleanup, prepare};
-pub use progress::{EncodedHistogram, IntervalReport, Phase, Progress, Sink};
+pub use progress::{Progress, Sink};
 pub use run::run;
 pub use runtime::{build_runtime, workers_for};
 pub use spec::{LoadShape, Resolved, Spec};

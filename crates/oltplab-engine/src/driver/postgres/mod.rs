@@ -26,9 +26,7 @@ use self::wire::Wire;
 use super::tab_text::TabRows;
 use super::target::{PostgresTarget, PsMode};
 use super::QUIT_TIMEOUT;
-use crate::db::{
-    DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value,
-};
+use crate::db::{DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
 use crate::error::{EngineError, Result};
 
 pub struct PostgresConn {
