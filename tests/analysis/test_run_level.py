@@ -350,6 +350,59 @@ def test_table_cli(capsys: Capture, labelled: list[Path]) -> None:
     _one_line_error(code, err, "no run of baseline 'C'; the runs' servers are: A, B")
 
 
+@pytest.fixture(scope="module")
+def two_rates_each(runs: RealRuns, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """A lab of rates: configs A and B each ran at 400/s and at 500/s."""
+    root = tmp_path_factory.mktemp("two-rates")
+    out = []
+    for label, side in (
+        ("A", (runs.rate400[0], runs.rate500[0])),
+        ("B", (runs.rate400[1], runs.rate500[1])),
+    ):
+
+        def labelled_as(manifest: dict[str, Any], label: str = label) -> None:
+            manifest["label"] = label
+
+        out += [edited_copy(run, root / f"{label}-{run.name}", labelled_as) for run in side]
+    return out
+
+
+def test_configs_at_each_rate_are_compared_rate_by_rate(two_rates_each: list[Path]) -> None:
+    """Both sides ran 400/s and 500/s: each rate is its own group (mixing them would compare
+    a side's 400/s with the other's 500/s), in numeric order, each ratio near 1."""
+    a, b = two_rates_each[:2], two_rates_each[2:]
+    found = oltplab.compare(b, a, metrics=["tps"])
+    assert [str(m.group) for m in found.metrics] == [
+        "oltp_point_select 4 thr 400/s",
+        "oltp_point_select 4 thr 500/s",
+    ]
+    for m, rate in zip(found.metrics, (400, 500), strict=True):
+        assert m.group is not None
+        assert m.group.rate_per_s == rate
+        assert m.runs == (1, 1)
+        assert m.baseline == pytest.approx(rate, rel=0.03)
+        assert m.ratio == pytest.approx(1.0, rel=0.06)
+    assert not any("target rates differ" in w for w in found.warnings)
+    table = oltplab.relative_table(two_rates_each, baseline="A")
+    assert table.by_rate
+    rows = table.frame.to_dict(orient="records")
+    assert [(r["threads"], r["rate_per_s"]) for r in rows] == [(4, 400.0), (4, 500.0)]
+    assert [r["baseline"] for r in rows] == pytest.approx([400, 500], rel=0.03)
+
+
+def test_table_cli_shows_the_rate_of_each_row(capsys: Capture, two_rates_each: list[Path]) -> None:
+    code, out, err = _cli(capsys, "table", *two_rates_each, "--baseline", "A")
+    assert (code, err) == (0, "")
+    columns, *rows = out.splitlines()[1:3]
+    assert columns.split() == ["workload", "threads", "rate", "baseline", "B"]
+    assert rows[0].split()[:3] == ["oltp_point_select", "4", "400/s"]
+
+
+def test_groups_are_in_numeric_order(runs: RealRuns) -> None:
+    found = oltplab.compare(list(runs.by_threads), list(runs.by_threads), metrics=["tps"])
+    assert [m.group.threads for m in found.metrics if m.group] == list(STEP_THREADS)
+
+
 # 6. Sameness warnings --------------------------------------------------------------------
 
 

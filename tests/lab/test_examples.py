@@ -1,5 +1,7 @@
-"""Every example lab passes --dry-run in both its settings."""
+"""Every example lab passes --dry-run in each of its settings; the medium ones (the published
+studies, docs/studies/) plan at most 35 minutes of measured time."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -8,14 +10,22 @@ from oltplab.cli.main import main
 from tests.conftest import ROOT
 
 EXAMPLES = sorted((ROOT / "examples" / "labs").glob("*.toml"))
+MEDIUM_BUDGET_MIN = 35.0
 
 
 def test_the_seed_examples_exist() -> None:
-    assert [p.stem for p in EXAMPLES] == ["flushing", "servers", "stability", "threadpool", "tpcc"]
+    assert [p.stem for p in EXAMPLES] == [
+        "flushing",
+        "servers",
+        "stability",
+        "threadpool-open-loop",
+        "threadpool",
+        "tpcc",
+    ]
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
-@pytest.mark.parametrize("scale", [None, "small"])
+@pytest.mark.parametrize("scale", [None, "small", "medium"])
 def test_dry_run(
     example: Path, scale: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -24,3 +34,7 @@ def test_dry_run(
     out = capsys.readouterr().out
     assert out.startswith(f"lab {example.stem}: ")
     assert not (tmp_path / "lab").exists()
+    if scale == "medium":
+        planned = re.search(r"([\d.]+) min measured", out)
+        assert planned is not None, out
+        assert 10.0 <= float(planned.group(1)) <= MEDIUM_BUDGET_MIN

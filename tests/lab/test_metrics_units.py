@@ -1,11 +1,14 @@
 """The arithmetic of system.csv/server.csv rows, CPU lists, and --metrics parsing."""
 
+import csv
 import os
+from pathlib import Path
 
 import pytest
 
 from oltplab.exceptions import ConfigError
 from oltplab.metrics import parse_metrics
+from oltplab.metrics.sampler import MetricsSampler
 from oltplab.metrics.server import server_row
 from oltplab.metrics.system import CpuTimes, SystemSnapshot, columns, row, snapshot
 from oltplab.servers.pinning import cpus_allowed_list, parse_cpu_list
@@ -73,3 +76,30 @@ def test_cpu_lists() -> None:
     with pytest.raises(ConfigError, match="this host has CPUs"):
         parse_cpu_list("4096")
     assert cpus_allowed_list() != ""
+
+
+def test_a_late_tick_gets_an_empty_system_row_and_the_next_covers_the_gap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ticks queued before the sampler reads either (it was short of CPU): the first is
+    stale; read right before the second, the second would cover no time at all (CPU 0% busy
+    and 0% idle, rates of nothing). The first is left empty, the second covers the whole time.
+    /proc is replaced by three snapshots: the baseline, 2 s later, and 1 ms after that."""
+    cpu = [CpuTimes(0, 0, 0, 0, 0), CpuTimes(100, 50, 0, 50, 200), CpuTimes(100, 50, 0, 50, 200)]
+    snaps = iter(
+        SystemSnapshot(at_s, c, 0, 1, 0, 1, 1, {}, 0)
+        for at_s, c in zip((0.0, 2.0, 2.001), cpu, strict=True)
+    )
+    monkeypatch.setattr("oltplab.metrics.system.snapshot", lambda: next(snaps))
+    sampler = MetricsSampler(tmp_path, ["system"], "sqlite:///unused.db")
+    sampler.on_event({"event": "interval", "t_s": 1.0})
+    sampler.on_event({"event": "interval", "t_s": 2.0})
+    sampler.start()  # the baseline sample, then the thread finds both ticks waiting
+    sampler.close()
+    with (tmp_path / "system.csv").open(encoding="utf-8") as f:
+        stale, on_time = list(csv.DictReader(f))
+    assert float(stale["t_s"]) == 1.0
+    assert {v for k, v in stale.items() if k != "t_s"} == {""}
+    assert float(on_time["t_s"]) == 2.0
+    assert float(on_time["cpu_user_pct"]) == pytest.approx(50.0)
+    assert float(on_time["cpu_idle_pct"]) == pytest.approx(25.0)

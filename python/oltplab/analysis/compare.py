@@ -2,7 +2,8 @@
 throughput and of latency percentiles with a confidence interval (methodology.md §3.6).
 
 Runs are grouped by what makes their numbers comparable: workload and connections (a step
-plan's steps count as runs of their own). Per group:
+plan's steps count as runs of their own), and the target rate where both sides ran it (a
+lab's configs at each of its rates). Per group:
 - several runs on each side: Welch's t on the logs of one number per run ("runs"), the
   honest method, since restart-to-restart variance dominates (§0 item 1);
 - otherwise the within-run uncertainty: autocorrelation-corrected SE of the steady mean
@@ -38,19 +39,32 @@ WITHIN_RUN_WARNING = (
 
 @dataclass(frozen=True)
 class GroupKey:
-    """Runs comparable number for number. The target rate is not part of it: in open loop
-    the rate may be the very thing compared (a warning says so)."""
+    """Runs comparable number for number. The target rate is part of it only when both sides
+    ran that rate: comparing configs at each rate of a lab keeps the rates apart, while 500/s
+    against 400/s may be the very thing compared (a warning says so)."""
 
     workload: str
     threads: int
     step: int | None  # a step plan's step; None for a run without a plan
+    rate_per_s: float | None = None  # an open-loop rate both sides ran; None: not grouped by it
 
     def to_json(self) -> dict[str, Any]:
-        return {"workload": self.workload, "threads": self.threads, "step": self.step}
+        return {
+            "workload": self.workload,
+            "threads": self.threads,
+            "step": self.step,
+            "rate_per_s": self.rate_per_s,
+        }
+
+    def sort_key(self) -> tuple[str, int, int, float]:
+        """Numbers in numeric order (4 before 32 threads)."""
+        step = -1 if self.step is None else self.step
+        return (self.workload, step, self.threads, self.rate_per_s or 0.0)
 
     def __str__(self) -> str:
         step = f" step {self.step}" if self.step is not None else ""
-        return f"{self.workload} {self.threads} thr{step}"
+        rate = f" {self.rate_per_s:g}/s" if self.rate_per_s else ""
+        return f"{self.workload} {self.threads} thr{rate}{step}"
 
 
 @dataclass(frozen=True)
@@ -140,9 +154,10 @@ def compare(
     cand = [_as_analysis(r) for r in candidates]
     base = [_as_analysis(r) for r in baselines]
     warnings = _sameness_warnings(cand, base)
-    cand_groups, base_groups = _grouped(cand), _grouped(base)
+    shared_rates = _rates(cand) & _rates(base)
+    cand_groups, base_groups = _grouped(cand, shared_rates), _grouped(base, shared_rates)
     results: list[MetricComparison] = []
-    for key in sorted(set(cand_groups) | set(base_groups), key=str):
+    for key in sorted(set(cand_groups) | set(base_groups), key=GroupKey.sort_key):
         if key not in cand_groups or key not in base_groups:
             side = "baseline" if key not in base_groups else "candidate"
             warnings.append(f"{key}: no {side} run; left out")
@@ -184,12 +199,22 @@ def _as_analysis(run: Run | str | Path | RunAnalysis) -> RunAnalysis:
     return run if isinstance(run, RunAnalysis) else analyse(run)
 
 
-def _grouped(analyses: list[RunAnalysis]) -> dict[GroupKey, list[Sample]]:
+def _parts(a: RunAnalysis) -> tuple[PartAnalysis, ...]:
+    return a.steps or ((a.whole,) if a.whole else ())
+
+
+def _rates(analyses: list[RunAnalysis]) -> set[float]:
+    """The open-loop rates of a side's runs (or steps)."""
+    return {p.rate_per_s for a in analyses for p in _parts(a) if p.rate_per_s > 0}
+
+
+def _grouped(analyses: list[RunAnalysis], shared_rates: set[float]) -> dict[GroupKey, list[Sample]]:
     groups: dict[GroupKey, list[Sample]] = {}
     for a in analyses:
         workload = str((a.run.manifest.get("workload") or {}).get("name") or "unknown")
-        for part in a.steps or ((a.whole,) if a.whole else ()):
-            key = GroupKey(workload, part.threads, part.step)
+        for part in _parts(a):
+            rate = part.rate_per_s if part.rate_per_s in shared_rates else None
+            key = GroupKey(workload, part.threads, part.step, rate)
             groups.setdefault(key, []).append(Sample(a, part))
     return groups
 

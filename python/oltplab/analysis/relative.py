@@ -16,14 +16,20 @@ from oltplab.rundir import Run
 
 @dataclass(frozen=True)
 class RelativeTable:
-    """`frame` has columns workload, threads, baseline (the baseline's value) and, per other
-    server, `<server>` (ratio), `<server> lo`, `<server> hi`, `<server> sig`."""
+    """`frame` has columns workload, threads, rate_per_s (the open-loop rate of the row, None
+    in closed loop), baseline (the baseline's value) and, per other server, `<server>`
+    (ratio), `<server> lo`, `<server> hi`, `<server> sig`."""
 
     metric: str
     baseline: str
     servers: tuple[str, ...]  # the other columns, in order of first appearance
     frame: pd.DataFrame
     warnings: tuple[str, ...]
+
+    @property
+    def by_rate(self) -> bool:
+        """Some row is an open-loop rate: the tables then show a rate column."""
+        return "rate_per_s" in self.frame and bool(self.frame["rate_per_s"].notna().any())
 
 
 def relative_table(
@@ -47,16 +53,22 @@ def relative_table(
             f"no run of baseline '{base}'; the runs' servers are: {', '.join(by_server)}"
         )
     others = tuple(s for s in by_server if s != base)
-    rows: dict[tuple[str, int], dict[str, object]] = {}
+    rows: dict[tuple[str, int, int, float], dict[str, object]] = {}
     warnings: list[str] = []
     for server in others:
         found = compare(by_server[server], by_server[base], metrics=[metric], level=level)
         warnings += [f"{server}: {w}" for w in found.warnings]
         for m in found.metrics:
-            assert m.group is not None
+            g = m.group
+            assert g is not None
             row = rows.setdefault(
-                (m.group.workload, m.group.threads),
-                {"workload": m.group.workload, "threads": m.group.threads, "baseline": m.baseline},
+                g.sort_key(),
+                {
+                    "workload": g.workload,
+                    "threads": g.threads,
+                    "rate_per_s": g.rate_per_s,
+                    "baseline": m.baseline,
+                },
             )
             row |= {
                 server: m.ratio,

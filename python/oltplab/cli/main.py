@@ -5,6 +5,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from oltplab import priority
 from oltplab._version import __version__
 from oltplab.cli import exitcodes, helptext
 from oltplab.cli.commands import (
@@ -23,6 +24,7 @@ from oltplab.cli.commands import (
 )
 from oltplab.cli.interrupts import InterruptWatch
 from oltplab.exceptions import OltpLabError
+from oltplab.extras import missing_module_line
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "prepare": prepare.main,
@@ -67,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     watch = InterruptWatch()
     try:
-        with watch:
+        with watch, priority.own_session():
             code = _dispatch(args)
     except KeyboardInterrupt:
         print(
@@ -78,6 +80,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         error_line = ERROR_LINES.get(args[0] if args else "", exitcodes.error_line)
         print(error_line(str(e)), file=sys.stderr)
         return _interrupted(watch) if watch.interrupted else exitcodes.for_error(e)
+    except ModuleNotFoundError as e:
+        line = missing_module_line(e)
+        if line is None:
+            raise  # oltplab's own module: a bug, whose traceback must show
+        print(exitcodes.error_line(line), file=sys.stderr)
+        return exitcodes.BAD_INPUT
     except BrokenPipeError:
         # stdout was closed early (`oltplab run | head`): point it at /dev/null so that
         # flushing it at exit does not raise again.

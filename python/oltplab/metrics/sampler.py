@@ -3,8 +3,11 @@
 The run's event handler passes each engine event to `on_event`; an "interval" event queues
 its `t_s` and returns at once (the engine's reporter must never wait for us). A thread of
 its own takes the sample and appends one row per file with exactly that `t_s`. When a sample
-is slow (a stalled server answering late), ticks that queued meanwhile get empty server
-cells rather than values read at the wrong time.
+is late (a stalled server answering slowly, or this thread short of CPU beside a client of a
+thousand connections), ticks that queued meanwhile get empty cells rather than values read at
+the wrong time: a system row read right after the previous one would cover a few
+milliseconds (CPU shares of 0 or 100%, rates of nothing). The next row on time covers
+everything since the last sample.
 """
 
 import contextlib
@@ -136,15 +139,22 @@ class MetricsSampler:
             if t_s == _STOP:
                 self.thread_cpu_s += time.thread_time() - cpu_before_s
                 return
-            late = self._ticks.qsize() > 0  # another tick is waiting: this one is stale
-            self._sample(t_s, late)
+            self._sample(t_s, late=self._tick_waiting())
+
+    def _tick_waiting(self) -> bool:
+        """Another tick is queued: this one is stale. (The stop that close() queues right
+        after the last tick is not one: the last interval is sampled on time.)"""
+        with self._ticks.mutex:
+            return any(t != _STOP for t in self._ticks.queue)
 
     def _sample(self, t_s: float, late: bool) -> None:
         if self._system_writer is not None:
-            now = system.snapshot()
-            values = system.row(self._system_prev, now)
-            self._system_prev = now
-            cells = {k: _cell(v) for k, v in values.items()}
+            cells: dict[str, str] = {}
+            if not late:
+                now = system.snapshot()
+                values = system.row(self._system_prev, now)
+                self._system_prev = now
+                cells = {k: _cell(v) for k, v in values.items()}
             self._system_writer.writerow({"t_s": t_s_cell(t_s)} | cells)
         if self._server_writer is not None and self._probe is not None:
             server_cells: dict[str, str] = {}

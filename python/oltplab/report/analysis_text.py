@@ -129,10 +129,14 @@ def table_text(table: RelativeTable) -> str:
         f"{table.metric}: baseline {table.baseline} (absolute), others as ratios [CI], "
         "* significant"
     )
-    cols = ["workload", "threads", "baseline", *table.servers]
+    rate = ["rate"] if table.by_rate else []
+    cols = ["workload", "threads", *rate, "baseline", *table.servers]
     rows = [cols]
     for _, r in table.frame.iterrows():
-        cells = [str(r["workload"]), str(r["threads"]), _value(table.metric, r["baseline"])]
+        cells = [str(r["workload"]), str(r["threads"])]
+        if rate:
+            cells.append("-" if pd.isna(r["rate_per_s"]) else f"{r['rate_per_s']:g}/s")
+        cells.append(_value(table.metric, r["baseline"]))
         for s in table.servers:
             ratio = r.get(s)
             cells.append(

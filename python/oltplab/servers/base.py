@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
+from oltplab import priority
 from oltplab.exceptions import ConfigError, ServerError
 from oltplab.redact import redact_url, userinfo
 from oltplab.servers import process
@@ -171,6 +172,9 @@ class ManagedServer(ABC):
             self._initialise()
         try:
             self._launch_on_a_port(auto_port)
+            pid = self.pid()
+            if pid is not None:  # its own session: give it the priority oltplab runs at
+                priority.share_with_session(pid)
             self._configure()
         except BaseException:  # Ctrl-C included: never leave a half-started server behind
             self.kill()

@@ -3,9 +3,9 @@
 //! plan, each measured interval also adds to its step's segment.
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::client_cpu::CpuMeter;
+use super::client_cpu::{CpuMeter, Saturation};
 use super::schedule::Schedule;
 use super::segments::Segments;
 use super::steps::Step;
@@ -25,15 +25,23 @@ pub struct Reporter {
     /// The interval being reported, reused from one interval to the next.
     snap: Snapshot,
     cpu: CpuMeter,
-    /// How many measured intervals there were, and how many saturated the client's CPU.
-    pub saturated_intervals: u64,
-    pub measured_intervals: u64,
+    /// The report interval (the intervals' nominal length).
+    interval_s: f64,
+    /// Which measured intervals saturated the client's CPU.
+    saturation: Saturation,
     pub segments: Segments,
 }
 
 impl Reporter {
     /// `plan`: a step plan's steps (empty without one).
-    pub fn new(kinds: Vec<String>, how: Summarising, phase: Phase, plan: Vec<Step>, start: Instant) -> Self {
+    pub fn new(
+        kinds: Vec<String>,
+        how: Summarising,
+        phase: Phase,
+        plan: Vec<Step>,
+        start: Instant,
+        interval: Duration,
+    ) -> Self {
         let (totals, snap) = (Totals::new(kinds.len()), Snapshot::new(kinds.len()));
         Self {
             kinds,
@@ -44,15 +52,16 @@ impl Reporter {
             totals,
             snap,
             cpu: CpuMeter::new(start),
-            saturated_intervals: 0,
-            measured_intervals: 0,
+            interval_s: interval.as_secs_f64(),
+            saturation: Saturation::default(),
             segments: Segments::new(plan),
         }
     }
 
-    /// The client used at least 90% of every core in more than a tenth of the measured intervals.
+    /// The client used at least 90% of every core in more than a tenth of the measured intervals
+    /// (those long enough to judge: `client_cpu.rs`).
     pub fn client_saturated(&self) -> bool {
-        self.saturated_intervals * 10 > self.measured_intervals
+        self.saturation.flagged()
     }
 
     pub fn kind_names(&self) -> &[String] {
@@ -63,6 +72,8 @@ impl Reporter {
     /// With `ends_segment`, this interval ends the warm-up (the intervals after it are measured)
     /// or a step (the intervals after it belong to the next step).
     pub fn interval(&mut self, shared: &Shared, now: Instant, t_s: f64, ends_segment: bool) -> IntervalReport {
+        // First, as close to `now` as can be: the draining below costs CPU of its own.
+        let client_cpu_pct = self.cpu.sample(now);
         let ends_warmup = ends_segment && self.phase == Phase::Warmup;
         shared.recorders.drain_into(&mut self.snap, ends_warmup);
         let (backlog, dropped) = shared.schedule.as_ref().map_or((0, 0), |s| {
@@ -76,15 +87,14 @@ impl Reporter {
             backlog,
             in_flight: shared.in_flight.load(Ordering::Relaxed),
             dropped,
-            client_cpu_pct: self.cpu.sample(now),
+            client_cpu_pct,
         };
         let step = self.segments.step().filter(|_| self.phase == Phase::Run);
         let span = Span { t_s, interval_s, phase: self.phase, step };
         let report = IntervalReport::of(&self.snap, &self.kinds, &self.how, span, gauges);
         if self.phase == Phase::Run {
-            self.totals.add(&self.snap, dropped, gauges.client_cpu_pct, interval_s);
-            self.measured_intervals += 1;
-            self.saturated_intervals += u64::from(self.cpu.saturated(gauges.client_cpu_pct));
+            self.totals.add(&self.snap, dropped, client_cpu_pct, interval_s);
+            self.saturation.add(self.cpu.saturated(client_cpu_pct), interval_s, self.interval_s);
             self.segments.add(&self.snap, dropped, start_s, t_s);
         }
         self.last_s = t_s;

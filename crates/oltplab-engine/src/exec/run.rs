@@ -84,7 +84,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let interval = Duration::from_secs_f64(load.interval_s());
     let first_phase = if warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
     let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
-    let mut reporter = Reporter::new(kind_names, load.summarising(), first_phase, steps.to_vec(), start);
+    let mut reporter = Reporter::new(kind_names, load.summarising(), first_phase, steps.to_vec(), start, interval);
     let boundaries = warmup_end.into_iter().chain(timeline.iter().flat_map(Timeline::boundaries));
     let mut ticks = Ticks::new(start, interval, boundaries);
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);

@@ -126,18 +126,21 @@ fn read_varint(b: &[u8], at: &mut usize) -> Result<u64, String> {
     Ok(value)
 }
 
+/// `ZigZag`: 0, -1, 1, -2, ... are 0, 1, 2, 3, ... (the shift leaves 63 bits: no wrap).
+#[allow(clippy::cast_possible_wrap)]
 fn zigzag(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
-/// The lowest value counted at `index` in the one shape (HdrHistogram's `valueFromIndex`).
+/// The lowest value counted at `index` in the one shape (HdrHistogram's `valueFromIndex`):
+/// the first two half-buckets count single nanoseconds, each later half-bucket doubles.
 fn value_of_index(index: usize) -> u64 {
-    let bucket = (index >> SUB_BUCKET_HALF_MAGNITUDE) as i64 - 1;
-    let mut sub_bucket = (index & (SUB_BUCKET_HALF_COUNT - 1)) + SUB_BUCKET_HALF_COUNT;
-    if bucket < 0 {
-        sub_bucket -= SUB_BUCKET_HALF_COUNT;
+    let half_bucket = index >> SUB_BUCKET_HALF_MAGNITUDE;
+    let sub_bucket = (index & (SUB_BUCKET_HALF_COUNT - 1)) as u64;
+    match half_bucket {
+        0 => sub_bucket,
+        n => (sub_bucket + SUB_BUCKET_HALF_COUNT as u64) << (n - 1),
     }
-    (sub_bucket as u64) << bucket.max(0)
 }
 
 /// Adds the histograms and reads `ranks` (percent) from the sum.
@@ -196,7 +199,9 @@ mod tests {
         let encoded: Vec<String> = parts.iter().map(encode_base64).collect();
         let mut total = new_histogram();
         let mut decoder = Decoder::default();
-        encoded.iter().for_each(|e| decoder.add(e, &mut total).unwrap());
+        for e in &encoded {
+            decoder.add(e, &mut total).unwrap();
+        }
         assert_eq!(total, expected);
         assert_eq!((total.min(), total.max(), total.len()), (expected.min(), expected.max(), expected.len()));
         // Plain V2, uncompressed, adds the same.

@@ -68,13 +68,20 @@ def _write_report(out: Path) -> None:
     """DIR/report.html after every lab run and resume; a lab without the report extra (or
     without a done cell yet) says why there is none instead of failing."""
     from oltplab.exceptions import OltpLabError
-    from oltplab.report.html import require_plotting, write_lab_report
+    from oltplab.extras import missing_module_line, require_plotting
 
     try:
         require_plotting()
+        from oltplab.report.html import write_lab_report
+
         print(f"report: {write_lab_report(out)}")
     except OltpLabError as e:
         print(f"oltplab: no report.html: {e}", file=sys.stderr)
+    except ModuleNotFoundError as e:  # one of the report's own dependencies
+        line = missing_module_line(e)
+        if line is None:
+            raise
+        print(f"oltplab: no report.html: {line}", file=sys.stderr)
 
 
 def _status(args: list[str]) -> int:

@@ -7,6 +7,7 @@ from pathlib import Path
 from oltplab.cli import exitcodes
 from oltplab.cli.commands.analysis_args import AnalysisParser, confidence_level
 from oltplab.exceptions import ConfigError
+from oltplab.extras import require_plotting
 
 
 def main(args: list[str]) -> int:
@@ -29,8 +30,6 @@ def main(args: list[str]) -> int:
     )
     ns = p.parse_args(args)
     _check_outputs(ns.output, {"--png": ns.png, "--svg": ns.svg})
-    from oltplab.report.html import require_plotting
-
     require_plotting()
     from oltplab.report.html import build_report
 

@@ -5,10 +5,9 @@ chart, drawn from one set of Vega-Lite chart definitions (docs/reports.md).
     report.charts                                   # ReportChart objects (altair charts inside)
     report.write_html(Path("report.html")); report.write_images(Path("png"), "png")
 
-Needs the `report` extra (altair, vl-convert-python); `require_plotting()` says so in one
-line when it is missing."""
+Importing it imports altair and vl-convert (default dependencies); `oltplab.extras.
+require_plotting()` checks for them without importing this package."""
 
-from oltplab.report.html._deps import INSTALL_HINT, require_plotting
 from oltplab.report.html.build import Report, build_report, write_lab_report
 
-__all__ = ["INSTALL_HINT", "Report", "build_report", "require_plotting", "write_lab_report"]
+__all__ = ["Report", "build_report", "write_lab_report"]

@@ -154,7 +154,9 @@ def sweep_table(workload: str, found: Sweep, level: float) -> str:
 def relative_html(rel: RelativeTable) -> str:
     body = []
     for row in rel.frame.to_dict(orient="records"):
-        cells = text(row["workload"]) + number(row["threads"]) + number(row["baseline"])
+        cells = text(row["workload"]) + number(row["threads"])
+        cells += number(row["rate_per_s"]) if rel.by_rate else ""
+        cells += number(row["baseline"])
         for server in rel.servers:
             ratio = row.get(server)
             if ratio is None or (isinstance(ratio, float) and math.isnan(ratio)):
@@ -169,7 +171,8 @@ def relative_html(rel: RelativeTable) -> str:
                 f"{ratio:.3f} <small>[{lo:.3f}, {hi:.3f}]</small>{' *' if sig else ''}</td>"
             )
         body.append(cells)
-    headers = ["workload", "threads", f"{rel.baseline} ({rel.metric})", *rel.servers]
+    rate = ["rate /s"] if rel.by_rate else []
+    headers = ["workload", "threads", *rate, f"{rel.baseline} ({rel.metric})", *rel.servers]
     return table(
         "relative",
         headers,
@@ -180,26 +183,18 @@ def relative_html(rel: RelativeTable) -> str:
 
 
 def comparison_html(config: str, baseline: str, found: Comparison) -> str:
-    doc = found.to_json()
     body = []
-    by_load = sorted(doc["metrics"], key=lambda m: (m["group"]["workload"], m["group"]["threads"]))
-    for m in [*by_load, *doc["geomean"]]:
-        group = m["group"]
-        where = (
-            "geometric mean"
-            if group == "geomean"
-            else f"{group['workload']} {group['threads']} thr"
-        )
-        ci = m.get("ci95") or m.get("ci") or [None, None]
+    for m in (*found.metrics, *found.geomean):  # groups in compare's (numeric) order
+        doc = m.to_json(found.level)
         body.append(
-            text(where)
-            + text(m["name"])
-            + number(m["baseline"])
-            + number(m["candidate"])
-            + number(m["ratio"])
-            + ci_cell(*ci)
-            + text("yes" if m["significant"] else "no")
-            + text(m["method"])
+            text(str(m.group) if m.group else "geometric mean")
+            + text(m.name)
+            + number(doc["baseline"])
+            + number(doc["candidate"])
+            + number(doc["ratio"])
+            + ci_cell(*(doc.get("ci95") or doc.get("ci") or [None, None]))
+            + text("yes" if m.significant else "no")
+            + text(m.method)
         )
     headers = [
         "group",
