@@ -36,9 +36,8 @@ def test_unknown_names_fail_before_any_work(catalog: Catalog) -> None:
         ConfigError, match=r"unknown option --bogus for oltp_read_write; see `oltplab run"
     ):
         catalog.resolve("oltp_read_write", {"bogus": 1})
-    with pytest.raises(
-        ConfigError, match=r"unknown workload 'nope'; choose one of: oltp_read_only, oltp_read_write, "
-    ):
+    choose = r"unknown workload 'nope'; choose one of: oltp_read_only, oltp_read_write, "
+    with pytest.raises(ConfigError, match=choose):
         catalog.workload("nope")
     with pytest.raises(ConfigError, match="random-points"):
         catalog.resolve("oltp_read_write", {"random_points": 3})
