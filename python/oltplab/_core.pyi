@@ -60,6 +60,7 @@ how many units need loading).
 """
 
 from collections.abc import Callable
+from typing import final
 
 __all__ = [
     "ConfigError",
@@ -110,11 +111,12 @@ def merge_histograms(encoded: list[str], ranks: list[float]) -> str:
 def check(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
     """TPC-C's consistency conditions; JSON {"driver", "table_sets", "passed", "conditions"}."""
 
+@final
 class RunMerge:
     """A distributed run's merge: the clients' interval events added into the run's, and their
     results into the run's result, by the code a local run reports and summarises itself with."""
 
-    def __init__(self, spec_json: str) -> None:
+    def __new__(cls, spec_json: str) -> RunMerge:
         """`spec_json`: the run as a whole (total threads and rate), as `run` takes it."""
 
     def interval(self, events_json: list[str]) -> str:

@@ -7,6 +7,7 @@
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -15,7 +16,7 @@ import oltplab
 from oltplab.servers import MariaDBServer
 
 INTERVAL_S = 0.5
-DATA = {"tables": 1, "table_size": 1000}
+DATA: dict[str, Any] = {"tables": 1, "table_size": 1000}
 
 
 @pytest.fixture(scope="module")
