@@ -31,10 +31,10 @@ async fn events_limit_is_exact_and_intervals_add_up() {
     let s =
         spec("oltp_read_write", "fake://", &json!({"threads": 4, "events": 500, "time": 0, "report_interval": 0.05}));
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert_eq!(r.stop_reason, StopReason::Events);
+    assert_eq!(r.facts.stop_reason, StopReason::Events);
     assert!(r.complete);
     assert_eq!(r.measured.transactions, 500);
-    assert_eq!(r.threads.iter().map(|t| t.events).sum::<u64>(), 500);
+    assert_eq!(r.facts.threads.iter().map(|t| t.events).sum::<u64>(), 500);
     // sysbench's counts per oltp_read_write event: 14 reads, 4 writes, 2 others.
     assert_eq!(
         (r.measured.queries.read, r.measured.queries.write, r.measured.queries.other),
@@ -45,7 +45,7 @@ async fn events_limit_is_exact_and_intervals_add_up() {
     assert_eq!(iv.iter().map(|i| i.counts.transactions).sum::<u64>(), 500);
     assert_eq!(iv.iter().map(|i| i.counts.reads).sum::<u64>(), r.measured.queries.read);
     let covered: f64 = iv.iter().map(|i| i.interval_s).sum();
-    assert!((covered - r.duration_s).abs() < 0.01, "{covered} vs {}", r.duration_s);
+    assert!((covered - r.facts.duration_s).abs() < 0.01, "{covered} vs {}", r.facts.duration_s);
     assert!(
         r.measured.latency_ns.min <= r.measured.latency_ns.p50
             && r.measured.latency_ns.p99 <= r.measured.latency_ns.max
@@ -69,8 +69,8 @@ async fn ignorable_errors_are_counted_and_the_event_retried() {
 async fn time_limit_ends_the_run() {
     let s = spec("oltp_point_select", "fake://?latency_us=100", &json!({"threads": 2, "time": 0.3}));
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert_eq!(r.stop_reason, StopReason::Time);
-    assert!(r.duration_s >= 0.3 && r.duration_s < 1.0, "{}", r.duration_s);
+    assert_eq!(r.facts.stop_reason, StopReason::Time);
+    assert!(r.facts.duration_s >= 0.3 && r.facts.duration_s < 1.0, "{}", r.facts.duration_s);
     assert!(r.measured.transactions > 0);
     assert_eq!(intervals(&events).iter().map(|i| i.counts.transactions).sum::<u64>(), r.measured.transactions);
 }
@@ -87,7 +87,7 @@ async fn a_stop_signal_returns_a_partial_result_quickly() {
     let started = Instant::now();
     let (r, events) = run_collect(&s, stop).await;
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(r.stop_reason, StopReason::Interrupted);
+    assert_eq!(r.facts.stop_reason, StopReason::Interrupted);
     assert!(!r.complete);
     assert!(r.measured.transactions > 0);
     assert_eq!(intervals(&events).iter().map(|i| i.counts.transactions).sum::<u64>(), r.measured.transactions);
@@ -149,8 +149,8 @@ async fn warmup_is_reported_but_left_out_of_the_summary() {
         iv.iter().filter(|i| i.phase == oltplab_engine::result::Phase::Run).map(|i| i.counts.transactions).sum();
     assert!(warm > 0);
     assert_eq!(measured, r.measured.transactions);
-    assert!((r.duration_s - 0.6).abs() < 0.1, "{}", r.duration_s);
-    assert_eq!(r.threads.iter().map(|t| t.events).sum::<u64>(), r.measured.transactions);
+    assert!((r.facts.duration_s - 0.6).abs() < 0.1, "{}", r.facts.duration_s);
+    assert_eq!(r.facts.threads.iter().map(|t| t.events).sum::<u64>(), r.measured.transactions);
     // The warm-up ends on an interval boundary: 0.25, 0.4, then measured intervals from 0.4.
     let warm_end =
         iv.iter().filter(|i| i.phase == oltplab_engine::result::Phase::Warmup).map(|i| i.t_s).fold(0.0, f64::max);
@@ -171,11 +171,11 @@ async fn rate_steps_are_separate_segments() {
     });
     let s = spec("oltp_point_select", "fake://?latency_us=200", &options);
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert_eq!(r.stop_reason, StopReason::Time);
-    assert!((r.duration_s - 2.0).abs() < 0.1, "{}", r.duration_s);
-    assert!((r.rate_per_s - 200.0).abs() < 1e-9, "the mean target: {}", r.rate_per_s);
-    assert_eq!(r.options.as_map()["time"], json!(2.0));
-    let segments = r.segments.as_ref().expect("a plan has segments");
+    assert_eq!(r.facts.stop_reason, StopReason::Time);
+    assert!((r.facts.duration_s - 2.0).abs() < 0.1, "{}", r.facts.duration_s);
+    assert!((r.facts.rate_per_s - 200.0).abs() < 1e-9, "the mean target: {}", r.facts.rate_per_s);
+    assert_eq!(r.facts.options.as_map()["time"], json!(2.0));
+    let segments = r.facts.segments.as_ref().expect("a plan has segments");
     assert_eq!(
         segments.iter().map(|s| (s.step, s.rate_per_s, s.threads)).collect::<Vec<_>>(),
         [(0, 100.0, 4), (1, 300.0, 4)]
@@ -215,8 +215,8 @@ async fn thread_steps_change_the_active_connections() {
         matches!(events.first(), Some(Progress::Started { threads: 4, .. })),
         "the largest step's connections open"
     );
-    assert_eq!(r.threads.len(), 4);
-    let segments = r.segments.as_ref().unwrap();
+    assert_eq!(r.facts.threads.len(), 4);
+    let segments = r.facts.segments.as_ref().unwrap();
     assert_eq!(segments.iter().map(|s| s.threads).collect::<Vec<_>>(), [1, 4]);
     assert!(segments.iter().all(|s| s.measured.service_latency_ns.is_none()));
     let ratio = tps(&segments[1]) / tps(&segments[0]);
@@ -246,7 +246,7 @@ async fn a_bad_step_plan_is_a_config_error() {
 async fn without_a_plan_there_are_no_segments() {
     let s = spec("oltp_point_select", "fake://", &json!({"events": 10, "time": 0}));
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert!(r.segments.is_none());
+    assert!(r.facts.segments.is_none());
     assert!(intervals(&events).iter().all(|i| i.step.is_none()));
 }
 
@@ -260,7 +260,7 @@ async fn open_loop_runs_every_arrival_scheduled_before_the_end() {
     // Arrivals at 10 ms, 20 ms, ... 990 ms: 99 of them are before the end at 1 s.
     assert!((99..=100).contains(&r.measured.transactions), "{}", r.measured.transactions);
     assert!(r.measured.latency_ns.p99 >= 300_000_000, "response p99 {} ns", r.measured.latency_ns.p99);
-    assert!(r.duration_s >= 1.4, "{}", r.duration_s);
+    assert!(r.facts.duration_s >= 1.4, "{}", r.facts.duration_s);
 }
 
 /// The server goes away for good mid-run: the run still ends at --time, complete, with the
@@ -271,7 +271,7 @@ async fn a_server_that_never_comes_back_does_not_hold_the_run_past_its_time() {
     let started = Instant::now();
     let (r, _) = run_collect(&s, Stop::new()).await;
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-    assert_eq!(r.stop_reason, StopReason::Time);
+    assert_eq!(r.facts.stop_reason, StopReason::Time);
     assert!(r.measured.errors.by_code["FAKE_GONE"] >= 2);
     assert_eq!(r.measured.reconnects, r.measured.errors.by_code["FAKE_GONE"]);
 }

@@ -72,7 +72,7 @@ async fn two_clients_merged_have_the_shape_and_sums_of_one_run() {
             [&a_intervals, &b_intervals].iter().filter_map(|c| c.get(i).cloned()).collect();
         merged_intervals.push(merge.interval(&group).unwrap());
     }
-    let end = RunEnd { started_at: a.started_at, ended_at: b.ended_at, ..RunEnd::default() };
+    let end = RunEnd { started_at: a.facts.started_at, ended_at: b.facts.ended_at, ..RunEnd::default() };
     let merged = merge.finish(&[a.clone(), b.clone()], end);
 
     // The client count of a merged interval is its one addition.
@@ -88,14 +88,14 @@ async fn two_clients_merged_have_the_shape_and_sums_of_one_run() {
         let (m, s) = (serde_json::to_value(&merged).unwrap(), serde_json::to_value(&single).unwrap());
         assert_eq!(m[key], s[key], "{key}");
     }
-    assert_eq!(merged.stop_reason, StopReason::Time);
+    assert_eq!(merged.facts.stop_reason, StopReason::Time);
     let (ma, mb, m) = (&a.measured, &b.measured, &merged.measured);
     assert_eq!(m.transactions, ma.transactions + mb.transactions);
     assert_eq!(m.queries.total, ma.queries.total + mb.queries.total);
     assert_eq!(m.latency_ns.min, ma.latency_ns.min.min(mb.latency_ns.min));
     assert_eq!(m.latency_ns.max, ma.latency_ns.max.max(mb.latency_ns.max));
     assert_eq!(m.latency_ns.sum, ma.latency_ns.sum + mb.latency_ns.sum);
-    assert_eq!(merged.threads.len(), 4);
+    assert_eq!(merged.facts.threads.len(), 4);
     assert_eq!(merged.histogram_ms.as_ref().unwrap().iter().map(|r| r.1).sum::<u64>(), m.transactions);
     let interval_sum: u64 = merged_intervals.iter().map(|i| i.counts.transactions).sum();
     assert_eq!(interval_sum, m.transactions);
@@ -113,12 +113,12 @@ async fn a_lost_client_or_ctrl_c_makes_the_merged_run_incomplete() {
     }
     let lost = RunEnd { error: Some("client 1 lost".into()), flags: vec!["client_lost".into()], ..RunEnd::default() };
     let r = merge.finish(std::slice::from_ref(&a), lost);
-    assert_eq!((r.stop_reason, r.complete), (StopReason::Error, false));
-    assert_eq!(r.error.as_deref(), Some("client 1 lost"));
-    assert_eq!(r.flags.last().map(String::as_str), Some("client_lost"));
+    assert_eq!((r.facts.stop_reason, r.complete), (StopReason::Error, false));
+    assert_eq!(r.facts.error.as_deref(), Some("client 1 lost"));
+    assert_eq!(r.facts.flags.last().map(String::as_str), Some("client_lost"));
     assert_eq!(r.measured.transactions, a.measured.transactions);
     let stopped = merge.finish(&[a], RunEnd { interrupted: true, ..RunEnd::default() });
-    assert_eq!((stopped.stop_reason, stopped.complete), (StopReason::Interrupted, false));
+    assert_eq!((stopped.facts.stop_reason, stopped.complete), (StopReason::Interrupted, false));
 }
 
 #[test]

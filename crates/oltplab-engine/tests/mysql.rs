@@ -106,7 +106,7 @@ async fn read_write_sends_sysbench_statements_as_the_server_counts_them() {
         let (r, _) = run(&s, Stop::new()).await;
         let after = com(&mut conn).await;
         let d = |name: &str| delta(&after, &before, name);
-        assert!(r.complete, "{:?}", r.error);
+        assert!(r.complete, "{:?}", r.facts.error);
         // Every connection, the pre-flight one included, said goodbye (COM_QUIT).
         assert_eq!(d("Aborted_clients"), 0, "{ps_mode}");
         let signed = |n: u64| i64::try_from(n).unwrap();
@@ -330,7 +330,7 @@ async fn killed_connections_are_counted_reconnected_and_the_run_goes_on() {
         events.push(p);
     }
     eprintln!("killed {killed}: errors {:?}, reconnects {}", r.measured.errors.by_code, r.measured.reconnects);
-    assert!(r.complete, "{:?}", r.error);
+    assert!(r.complete, "{:?}", r.facts.error);
     assert!(r.measured.reconnects >= 2, "reconnects: {}, errors: {:?}", r.measured.reconnects, r.measured.errors);
     assert!(r.measured.errors.total >= 2, "{:?}", r.measured.errors);
     // The load resumed: the last intervals (well after the kill) still ran transactions.

@@ -46,7 +46,7 @@ async fn run(s: &Spec) -> (RunResult, Vec<Progress>) {
     while let Ok(p) = rx.try_recv() {
         events.push(p);
     }
-    assert!(r.complete, "{:?}", r.error);
+    assert!(r.complete, "{:?}", r.facts.error);
     (r, events)
 }
 

@@ -95,9 +95,9 @@ impl RunMerge {
     /// (`clients`; a lost one has no result) and the driver (`end`) know of the run.
     pub fn finish(&self, clients: &[RunResult], end: RunEnd) -> RunResult {
         let first = clients.first();
-        let duration_s = clients.iter().map(|r| r.duration_s).fold(0.0, f64::max);
+        let duration_s = clients.iter().map(|r| r.facts.duration_s).fold(0.0, f64::max);
         let mut flags: Vec<String> = Vec::new();
-        for flag in clients.iter().flat_map(|r| &r.flags).chain(&end.flags) {
+        for flag in clients.iter().flat_map(|r| &r.facts.flags).chain(&end.flags) {
             if !flags.contains(flag) {
                 flags.push(flag.clone());
             }
@@ -106,20 +106,20 @@ impl RunMerge {
             workload: self.workload.name().to_string(),
             options: self.options.clone(),
             driver: self.driver.to_string(),
-            server_version: first.map(|r| r.server_version.clone()).unwrap_or_default(),
-            server_variables: first.map(|r| r.server_variables.clone()).unwrap_or_default(),
+            server_version: first.map(|r| r.facts.server_version.clone()).unwrap_or_default(),
+            server_variables: first.map(|r| r.facts.server_variables.clone()).unwrap_or_default(),
             stop_reason: stop_reason(clients, &end),
             error: end.error,
             started_at: end.started_at,
             ended_at: end.ended_at,
-            connect_s: clients.iter().map(|r| r.connect_s).fold(0.0, f64::max),
+            connect_s: clients.iter().map(|r| r.facts.connect_s).fold(0.0, f64::max),
             duration_s,
             interval_s: self.load.interval_s(),
             warmup_s: self.load.warmup_s,
             rate_per_s: self.load.rate_per_s,
             flags,
             // sysbench's fairness over every connection of every client.
-            threads: clients.iter().flat_map(|r| r.threads.iter().copied()).collect(),
+            threads: clients.iter().flat_map(|r| r.facts.threads.iter().copied()).collect(),
             segments: None,
             tpcc: self.workload.summary(&self.totals.snap.kinds, duration_s),
         };
@@ -130,12 +130,12 @@ impl RunMerge {
 /// Interrupted when Ctrl-C or any client says so; failed when a client failed or was lost;
 /// otherwise ended by its events only when every client was.
 fn stop_reason(clients: &[RunResult], end: &RunEnd) -> StopReason {
-    let any = |reason: StopReason| clients.iter().any(|r| r.stop_reason == reason);
+    let any = |reason: StopReason| clients.iter().any(|r| r.facts.stop_reason == reason);
     if end.interrupted || any(StopReason::Interrupted) {
         StopReason::Interrupted
     } else if end.error.is_some() || any(StopReason::Error) {
         StopReason::Error
-    } else if !clients.is_empty() && clients.iter().all(|r| r.stop_reason == StopReason::Events) {
+    } else if !clients.is_empty() && clients.iter().all(|r| r.facts.stop_reason == StopReason::Events) {
         StopReason::Events
     } else {
         StopReason::Time

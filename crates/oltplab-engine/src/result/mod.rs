@@ -34,55 +34,25 @@ impl StopReason {
     }
 }
 
+/// A run's result: what it knows of itself (`facts`), what its measured intervals add up to
+/// (`measured` and what follows), flattened into one JSON object.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
-    pub workload: String,
-    /// Every option value, defaults filled in (`rand_seed`: the seed actually used).
-    pub options: Options,
-    pub driver: String,
-    pub server_version: String,
-    /// The server's global variables as read at connect time.
-    pub server_variables: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub facts: RunFacts,
     /// False when interrupted or stopped by an error.
     pub complete: bool,
-    pub stop_reason: StopReason,
-    pub error: Option<String>,
-    /// Seconds since the Unix epoch.
-    pub started_at: f64,
-    pub ended_at: f64,
-    /// Opening and preparing the connections (not part of the measured time).
-    pub connect_s: f64,
-    /// sysbench's "total time": from the start of the load to the last worker's end.
-    pub duration_s: f64,
-    pub interval_s: f64,
     /// Transactions, queries, errors, latency and open-loop lateness of the measured time.
     #[serde(flatten)]
     pub measured: Measured,
     /// Latencies longer than an hour, recorded at one hour in the histograms.
     pub saturated: u64,
-    /// The warm-up before the measured time (left out of every total here).
-    pub warmup_s: f64,
-    /// The open-loop target rate (with `--rate-steps`, their mean); 0 for closed loop.
-    pub rate_per_s: f64,
     /// CPU the client process used during the measured time, in core-seconds.
     pub client_cpu_s: f64,
-    /// Reasons to distrust the numbers: `client_cpu_saturated` (the client used at least 90% of
-    /// every core in more than a tenth of the intervals), `client_behind_schedule` (open loop:
-    /// a mean client-caused start lag above 10 ms), `open_loop_dropped_arrivals`; a distributed
-    /// run adds `client_lost` and `client_started_late`.
-    pub flags: Vec<String>,
     /// Whole-run histograms, V2 compressed base64: "" for transactions, statement kinds otherwise.
     pub histograms: BTreeMap<String, String>,
     /// sysbench's `--histogram` rows (value in ms, count), when asked for.
     pub histogram_ms: Option<Vec<(f64, u64)>>,
-    /// Per connection, for sysbench's "Threads fairness".
-    pub threads: Vec<WorkerTotals>,
-    /// A step plan's steps, each measured on its own (the totals above cover them all);
-    /// None without a plan. Only the steps reached: an interrupted run has fewer.
-    pub segments: Option<Vec<Segment>>,
-    /// TPC-C's own summary (tpmC, per-type counts and latency); absent for other workloads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpcc: Option<TpccSummary>,
 }
 
 /// One step of a step plan: its measured intervals, summarised from their merged histograms.
@@ -113,25 +83,41 @@ pub struct PrepareResult {
 }
 
 /// What a run knows besides what its measured intervals recorded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunFacts {
     pub workload: String,
+    /// Every option value, defaults filled in (`rand_seed`: the seed actually used).
     pub options: Options,
     pub driver: String,
     pub server_version: String,
+    /// The server's global variables as read at connect time.
     pub server_variables: BTreeMap<String, String>,
     pub stop_reason: StopReason,
     pub error: Option<String>,
+    /// Seconds since the Unix epoch.
     pub started_at: f64,
     pub ended_at: f64,
+    /// Opening and preparing the connections (not part of the measured time).
     pub connect_s: f64,
+    /// sysbench's "total time": from the start of the load to the last worker's end.
     pub duration_s: f64,
     pub interval_s: f64,
+    /// The warm-up before the measured time (left out of every total here).
     pub warmup_s: f64,
+    /// The open-loop target rate (with `--rate-steps`, their mean); 0 for closed loop.
     pub rate_per_s: f64,
+    /// Reasons to distrust the numbers: `client_cpu_saturated` (the client used at least 90% of
+    /// every core in more than a tenth of the intervals), `client_behind_schedule` (open loop:
+    /// a mean client-caused start lag above 10 ms), `open_loop_dropped_arrivals`; a distributed
+    /// run adds `client_lost` and `client_started_late`.
     pub flags: Vec<String>,
+    /// Per connection, for sysbench's "Threads fairness".
     pub threads: Vec<WorkerTotals>,
+    /// A step plan's steps, each measured on its own (the totals above cover them all);
+    /// None without a plan. Only the steps reached: an interrupted run has fewer.
     pub segments: Option<Vec<Segment>>,
+    /// TPC-C's own summary (tpmC, per-type counts and latency); absent for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<TpccSummary>,
 }
 
@@ -145,30 +131,13 @@ impl RunResult {
             .chain(kind_histograms.map(|(k, h)| (k.clone(), encode_base64(h))))
             .collect();
         RunResult {
-            workload: facts.workload,
-            options: facts.options,
-            driver: facts.driver,
-            server_version: facts.server_version,
-            server_variables: facts.server_variables,
             complete: facts.stop_reason.is_complete(),
-            stop_reason: facts.stop_reason,
-            error: facts.error,
-            started_at: facts.started_at,
-            ended_at: facts.ended_at,
-            connect_s: facts.connect_s,
-            duration_s: facts.duration_s,
-            interval_s: facts.interval_s,
+            facts,
             measured: Measured::of(snap, totals.dropped, how),
             saturated: snap.counts.saturated,
-            warmup_s: facts.warmup_s,
-            rate_per_s: facts.rate_per_s,
             client_cpu_s: totals.client_cpu_s,
-            flags: facts.flags,
             histograms,
             histogram_ms: how.histogram_ms.then(|| sysbench_buckets_ms(&snap.transactions)),
-            threads: facts.threads,
-            segments: facts.segments,
-            tpcc: facts.tpcc,
         }
     }
 }
