@@ -28,6 +28,8 @@ END = "<!-- bench/vs_sysbench.py: end -->"
 
 LEGEND = [
     "- *tps*, *p95*: run.json's summary; sysbench's final report.",
+    "- *over*: loopback TCP (127.0.0.1), or the server's Unix socket (both tools: sysbench's "
+    "`--mysql-socket`, `--pgsql-host=DIR`; oltplab's `?socket=`).",
     "- *client CPU/txn*: user + system CPU of the client process (all threads, /proc) from its "
     '"Threads started!" line to its final report, over the transactions: the load alone, '
     "not start-up, connecting or the report. *client kernel %*: its system-time share.",
@@ -67,14 +69,15 @@ def cell(o: float | None, s: float | None, spec: str, r: float | None = None) ->
 def summary_table(runs: Sequence[Run]) -> str:
     """Medians over the pairs: oltplab / sysbench (ratio = median of the pairs' ratios)."""
     head = table_head(
-        ["server", "workload", "threads", "pairs", "tps", "client CPU/txn µs",
+        ["server", "workload", "threads", "over", "pairs", "tps", "client CPU/txn µs",
          "client kernel % oltplab · sysbench", "client peak RSS MB", "set-up s", "p95 ms",
          "server CPU/txn µs",
          "statements/txn oltplab · sysbench", "same work"], left=2,
     )  # fmt: skip
     rows = []
-    for engine, workload, threads in configs_of(runs):
-        pairs = pairs_of(runs, engine, workload, threads)
+    for config in configs_of(runs):
+        engine, workload, threads, transport = config
+        pairs = pairs_of(runs, config)
         ok = [(o, s) for o, s in pairs if o.ok and s.ok]
         cells = []
         for label, get, spec in METRICS:
@@ -97,7 +100,8 @@ def summary_table(runs: Sequence[Run]) -> str:
         failed = [r for o, s in pairs for r in (o, s) if not r.ok]
         note = f" ({len(failed)} failed)" if failed else ""
         rows.append(
-            f"| {engine} | {workload} | {threads:,} | {len(ok)}{note} | " + " | ".join(cells)
+            f"| {engine} | {workload} | {threads:,} | {transport} | {len(ok)}{note} | "
+            + " | ".join(cells)
             + f" | {fmt(srv_o, '.0f')} / {fmt(srv_s, '.0f')} | {stmts} | {same} |"
         )  # fmt: skip
     return head + "\n".join(rows) + "\n"
@@ -106,16 +110,18 @@ def summary_table(runs: Sequence[Run]) -> str:
 def pairs_table(runs: Sequence[Run]) -> str:
     """Every pair: the ratios, and how busy the host was before each run."""
     head = table_head(
-        ["server", "workload", "threads", "pair", "tps", "CPU/txn", "peak RSS", "set-up", "p95",
+        ["server", "workload", "threads", "over", "pair", "tps", "CPU/txn", "peak RSS", "set-up",
+         "p95",
          "host busy before: oltplab, sysbench", "host busy during load", "errors"], left=2,
     )  # fmt: skip
     rows = []
-    for engine, workload, threads in configs_of(runs):
-        for o, s in pairs_of(runs, engine, workload, threads):
+    for config in configs_of(runs):
+        engine, workload, threads, transport = config
+        for o, s in pairs_of(runs, config):
             ratios = " | ".join(fmt(ratio(get(o), get(s)), ".2f") for _, get, _ in METRICS)
             fail = "; ".join(f"{r.tool}: {r.error}" for r in (o, s) if not r.ok)
             rows.append(
-                f"| {engine} | {workload} | {threads:,} | {o.pair} | {ratios} "
+                f"| {engine} | {workload} | {threads:,} | {transport} | {o.pair} | {ratios} "
                 f"| {o.host_busy_pct_before:.0f} %, {s.host_busy_pct_before:.0f} % "
                 f"| {fmt(o.host_busy_pct_load, '.0f')} %, {fmt(s.host_busy_pct_load, '.0f')} % "
                 f"| {o.errors}, {s.errors}{'; ' + fail if fail else ''} |"
@@ -166,7 +172,7 @@ def report(runs: Sequence[Run], prepares: Sequence[Run]) -> str:
         summary_table(runs),
         *LEGEND,
         "",
-        "Issue 6's goals (oltplab / sysbench, medians of the pairs):",
+        "Issue 22's goals (oltplab / sysbench, medians of the pairs, loopback TCP):",
         "",
         *goals_lines(goals(runs, prepares)),
         "",
@@ -187,7 +193,8 @@ def docs_block(runs: Sequence[Run], prepares: Sequence[Run], facts: dict[str, An
         f"{measured_on(facts)}; "
         f"{facts['sysbench']}; {versions}. Run data: {facts['tables']} x "
         f"{facts['table_size']:,}-row tables loaded once per server; {facts['time_s']:g} s per "
-        f"run, {facts['pairs']} pairs (oltplab then sysbench) per configuration, loopback TCP, "
+        f"run, {facts['pairs']} pairs (oltplab then sysbench) per configuration, loopback TCP "
+        "unless the row says socket, "
         f"prepared statements, every other option at its default (both tools: the same). Server "
         f"settings: {facts['server_settings']}. Host CPU busy (all processes; 100 % = every "
         f"core) in the {facts['busy_window_s']:g} s before each run and while its load ran: in "

@@ -51,6 +51,7 @@ class Run:
     tables: int = 0
     table_size: int = 0
     wall_s: float | None = None  # the process, start to exit
+    transport: str = "tcp"  # "tcp" (loopback) or "socket" (the server's Unix socket)
 
     @property
     def cpu_per_txn_us(self) -> float | None:
@@ -59,6 +60,14 @@ class Run:
     @property
     def kernel_per_txn_us(self) -> float | None:
         return per_txn_us(self.client_kernel_load_s, self.transactions)
+
+    @property
+    def user_per_txn_us(self) -> float | None:
+        """The client's user-space CPU per transaction: its CPU less its kernel time."""
+        cpu, kernel = self.client_cpu_load_s, self.client_kernel_load_s
+        if cpu is None or kernel is None:
+            return None
+        return per_txn_us(cpu - kernel, self.transactions)
 
     @property
     def kernel_pct(self) -> float | None:

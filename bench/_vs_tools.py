@@ -4,7 +4,6 @@ what it reports: oltplab's run.json, sysbench's final report."""
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from _vs_server import counter_deltas, server_counters, server_cpu_total_s
 from _vs_watch import last_line, watch
 
 from oltplab.exceptions import ConfigError
+from oltplab.rundir import load_run
 from oltplab.servers import ManagedServer
 from oltplab.sysbench_import.parse import parse_log
 
@@ -26,14 +26,24 @@ SYSBENCH = "sysbench"
 RUN_GRACE_S = 300.0
 
 
-def sysbench_db_args(server: ManagedServer) -> list[str]:
-    """sysbench's own connection options for the server's benchmark account, over TCP."""
-    driver, prefix = ("mysql", "mysql") if server.engine == "mariadb" else ("pgsql", "pgsql")
+def sysbench_db_args(server: ManagedServer, transport: str = "tcp") -> list[str]:
+    """sysbench's own connection options for the server's benchmark account, over loopback
+    TCP or the server's Unix socket (`--mysql-socket`; libpq takes a directory as its host)."""
+    driver = "mysql" if server.engine == "mariadb" else "pgsql"
+    if transport == "tcp":
+        where = [f"--{driver}-host={server.host}", f"--{driver}-port={server.port}"]
+    elif driver == "mysql":
+        where = [f"--mysql-socket={server.socket_path}"]
+    else:
+        where = [f"--pgsql-host={server.socket_path.parent}", f"--pgsql-port={server.port}"]
     return [
-        f"--db-driver={driver}", f"--{prefix}-host={server.host}", f"--{prefix}-port={server.port}",
-        f"--{prefix}-user={server.user}", f"--{prefix}-password={server.password}",
-        f"--{prefix}-db={server.database}",
+        f"--db-driver={driver}", *where, f"--{driver}-user={server.user}",
+        f"--{driver}-password={server.password}", f"--{driver}-db={server.database}",
     ]  # fmt: skip
+
+
+def oltplab_url(server: ManagedServer, transport: str) -> str:
+    return server.url if transport == "tcp" else server.socket_url
 
 
 def data_args(tables: int, table_size: int) -> list[str]:
@@ -67,16 +77,19 @@ def parse_oltplab(run_dir: Path, run: Run) -> None:
     manifest_path = run_dir / "run.json"
     if not manifest_path.exists():
         return
-    manifest = json.loads(manifest_path.read_text())
-    summary = manifest["summary"]
-    run.setup_s = summary.get("connect_s")
-    run.transactions = summary["transactions"]
-    run.tps = summary["tps"]
-    run.p95_ms = summary["latency_ms"]["p95"]
-    run.errors = summary["errors"]["total"] + summary.get("reconnects", 0)
-    run.ok = bool(manifest.get("complete")) and run.transactions > 0
-    if manifest.get("error"):
-        run.error = str(manifest["error"])
+    doc = load_run(run_dir).doc
+    if doc.summary is None:
+        run.error = doc.error or "no summary"
+        return
+    summary = doc.summary
+    run.setup_s = summary.connect_s
+    run.transactions = summary.transactions
+    run.tps = summary.tps
+    run.p95_ms = summary.latency_ms.p95
+    run.errors = summary.errors.total + summary.reconnects
+    run.ok = doc.complete and run.transactions > 0
+    if doc.error:
+        run.error = doc.error
 
 
 def run_once(
@@ -87,23 +100,26 @@ def run_once(
     pair: int,
     args: argparse.Namespace,
     pgss: bool,
+    transport: str = "tcp",
 ) -> Run:
     run = Run(server.engine, tool, workload, threads, pair, args.time,
-              tables=args.tables, table_size=args.table_size)  # fmt: skip
+              tables=args.tables, table_size=args.table_size, transport=transport)  # fmt: skip
     wait_idle(server)
     run.host_busy_pct_before = host_busy_pct(args.busy_window)
     common = [
         *data_args(args.tables, args.table_size), f"--threads={threads}", f"--time={args.time:g}",
         "--report-interval=0", "--percentile=95",
     ]  # fmt: skip
-    out_dir = args.base_dir / "runs" / f"{server.engine}-{workload}-{threads}-{pair}-{tool}"
+    over = "" if transport == "tcp" else f"-{transport}"
+    out_dir = args.base_dir / "runs" / f"{server.engine}-{workload}-{threads}{over}-{pair}-{tool}"
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     run.out_dir = str(out_dir)
     if tool == "oltplab":
-        argv = oltplab_argv("run", workload, f"--db={server.url}", *common, f"--out={out_dir}")
+        url = oltplab_url(server, transport)
+        argv = oltplab_argv("run", workload, f"--db={url}", *common, f"--out={out_dir}")
     else:
-        argv = [SYSBENCH, workload, *sysbench_db_args(server), *common, "run"]
+        argv = [SYSBENCH, workload, *sysbench_db_args(server, transport), *common, "run"]
     run.argv = [a.replace(server.password, "***") for a in argv]
     before = server_counters(server, pgss)
     server_cpu0 = server_cpu_total_s(server)

@@ -52,6 +52,7 @@ from _common import (
     write_docs,
 )
 
+from oltplab.rundir import load_run
 from oltplab.servers import ManagedServer
 
 SECTION = "## Connection scaling"
@@ -182,19 +183,21 @@ def run_point(
     if proc.returncode != 0 or not manifest_path.exists():
         point.error = (stderr.strip() or f"exit code {proc.returncode}").splitlines()[-1]
         return point
-    manifest = json.loads(manifest_path.read_text())
-    summary = manifest["summary"]
-    point.complete = bool(manifest["complete"])
-    point.error = manifest.get("error")
-    point.connect_s = summary["connect_s"]
-    point.transactions = summary["transactions"]
-    point.tps = summary["tps"]
-    point.p95_ms = summary["latency_ms"]["p95"]
-    point.p99_ms = summary["latency_ms"]["p99"]
-    point.errors = summary["errors"]["total"]
-    point.reconnects = summary["reconnects"]
-    point.engine_cpu_per_txn_us = summary.get("client_cpu_per_txn_us")
-    point.flags = list(manifest.get("flags") or summary.get("flags") or [])
+    doc = load_run(run_dir).doc
+    point.complete = doc.complete
+    point.error = doc.error
+    point.flags = list(doc.flags or ())
+    if doc.summary is None:
+        return point
+    summary = doc.summary
+    point.connect_s = summary.connect_s
+    point.transactions = summary.transactions
+    point.tps = summary.tps
+    point.p95_ms = summary.latency_ms.p95
+    point.p99_ms = summary.latency_ms.p99
+    point.errors = summary.errors.total
+    point.reconnects = summary.reconnects
+    point.engine_cpu_per_txn_us = summary.client_cpu_per_txn_us
     return point
 
 

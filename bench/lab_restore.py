@@ -111,11 +111,14 @@ def sampling_cost(engine: str, base: Path, seconds: int, pairs: int) -> list[Sam
                 shutil.rmtree(run_dir, ignore_errors=True)
                 m = runner.run(
                     "oltp_point_select", server.url, options, out=run_dir, metrics=metrics
-                ).manifest
+                ).doc
+                summary = m.summary
+                assert summary is not None
+                assert summary.client_cpu_s is not None
                 # The sampler's mariadb/psql child is outside the engine's client_cpu_s.
-                client_s = m["summary"]["client_cpu_s"] + m.get("sampler_child_cpu_s", 0.0)
-                per_txn_us.append(client_s / m["summary"]["transactions"] * 1e6)
-                share_pct = 100 * m.get("sampler_cpu_s", 0.0) / client_s
+                client_s = summary.client_cpu_s + (m.sampler_child_cpu_s or 0.0)
+                per_txn_us.append(client_s / summary.transactions * 1e6)
+                share_pct = 100 * (m.sampler_cpu_s or 0.0) / client_s
             out.append(SamplingPair(per_txn_us[0], per_txn_us[1], share_pct))
     finally:
         server.stop()

@@ -152,7 +152,7 @@ def _report(
         if b < t.size and n[0] > n[1]:
             minute_t.append(start + 30.0)
             minute_us.append((cpu[b] - cpu[a]) / (n[0] - n[1]) * 1e6)
-    summary = run.summary or {}
+    summary = run.summary
     seen = _episodes(iv["reconnects"].to_numpy(float))
     facts = {
         "minutes": time_s / 60,
@@ -163,9 +163,9 @@ def _report(
         "restarts": restarts.done,
         "seen": seen,
         "down_s": restarts.down_s or [],
-        "tps": summary.get("tps"),
-        "errors": (summary.get("errors") or {}).get("total"),
-        "reconnects": summary.get("reconnects"),
+        "tps": summary.tps if summary else None,
+        "errors": summary.errors.total if summary else None,
+        "reconnects": summary.reconnects if summary else None,
         "rss_first": float(rss_mib[keep][0]) if keep.any() else float("nan"),
         "rss_last": float(rss_mib[-1]),
         "rss_slope": _slope_per_hour(t[keep], rss_mib[keep]),

@@ -40,6 +40,9 @@ from _vs_tools import load_run_data, prepare_once, run_once, sysbench_version
 TOOLS = ("oltplab", "sysbench")
 DEFAULT_CONFIGS = ["oltp_point_select=8,64", "oltp_read_write=8,64", "oltp_read_only=1024,4096"]
 QUICK_CONFIGS = ["oltp_point_select=4", "oltp_read_write=4", "oltp_read_only=64"]
+# Run again over the server's Unix socket (both tools), beside loopback TCP.
+DEFAULT_SOCKET_CONFIGS = ["oltp_point_select=8", "oltp_read_write=8"]
+QUICK_SOCKET_CONFIGS = ["oltp_point_select=4"]
 # The largest MariaDB accepts; sysbench prepares (statement kinds x tables + 2) per connection.
 MAX_PREPARED_STMT_COUNT = 4_194_304
 STATEMENT_KINDS = 10  # oltp_read_write's 9 kinds, rounded up
@@ -67,6 +70,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )  # fmt: skip
     ap.add_argument("--pg-configs", nargs="+", default=None, metavar="WORKLOAD=N,N",
                     help="PostgreSQL's, when they differ [--configs]")  # fmt: skip
+    ap.add_argument(
+        "--socket-configs", nargs="*", default=None, metavar="WORKLOAD=N,N",
+        help="also run these over the server's Unix socket; none without a value "
+        f"[{' '.join(DEFAULT_SOCKET_CONFIGS)}]",
+    )  # fmt: skip
     ap.add_argument("--pairs", type=int, default=None, help="A B pairs per configuration [2]")
     ap.add_argument("--time", type=float, default=None, help="seconds of load per run [15]")
     ap.add_argument("--tables", type=int, default=None, help="run data: tables [4]")
@@ -112,6 +120,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "prepare_tables": 2 if quick else 4,
         "prepare_table_size": 20_000 if quick else 1_000_000,
         "configs": QUICK_CONFIGS if quick else DEFAULT_CONFIGS,
+        "socket_configs": QUICK_SOCKET_CONFIGS if quick else DEFAULT_SOCKET_CONFIGS,
     }  # fmt: skip
     for name, value in defaults.items():
         if getattr(args, name) is None:
@@ -137,13 +146,13 @@ def server_vars(args: argparse.Namespace, engine: str) -> dict[str, str | int]:
 
 def run_engine(
     engine: str,
-    configs: Sequence[tuple[str, int]],
+    configs: Sequence[tuple[str, int, str]],
     args: argparse.Namespace,
     facts: dict[str, Any],
     runs: list[Run],
     prepares: list[Run],
 ) -> None:
-    largest = max(n for _, n in configs)
+    largest = max(n for _, n, _ in configs)
     max_conn = max(largest, args.prepare_threads) + SPARE_CONNECTIONS
     extra = server_vars(args, engine)
     if engine == "mariadb":
@@ -169,13 +178,14 @@ def run_engine(
             pgss = enable_pg_stat_statements(server)
         print(f"{server.display_name} {server.version}: run data loaded in {loaded:.1f} s",
               file=sys.stderr)  # fmt: skip
-        for workload, threads in configs:
+        for workload, threads, transport in configs:
             for pair in range(1, args.pairs + 1):
                 for tool in TOOLS:
-                    r = run_once(server, tool, workload, threads, pair, args, pgss)
+                    r = run_once(server, tool, workload, threads, pair, args, pgss, transport)
                     runs.append(r)
                     print(
-                        f"{engine} {workload} {threads} pair {pair} {tool}: tps {r.tps:.0f}, "
+                        f"{engine} {workload} {threads} {transport} pair {pair} {tool}: "
+                        f"tps {r.tps:.0f}, "
                         f"CPU/txn {fmt(r.cpu_per_txn_us, '.1f')} µs, peak RSS "
                         f"{fmt(r.peak_rss_mb, '.0f')} MB, set-up {fmt(r.setup_s, '.2f')} s, "
                         f"p95 {fmt(r.p95_ms, '.2f')} ms, statements/txn {per_txn_text(r)}, "
@@ -220,11 +230,18 @@ def measure(
     args: argparse.Namespace, argv: Sequence[str] | None
 ) -> tuple[list[Run], list[Run], dict[str, Any]]:
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    over_socket = [(w, n, "socket") for w, n in parse_configs(args.socket_configs)]
     configs_for = {
-        e: parse_configs(args.pg_configs if e == "postgresql" and args.pg_configs else args.configs)
+        e: [
+            (w, n, "tcp")
+            for w, n in parse_configs(
+                args.pg_configs if e == "postgresql" and args.pg_configs else args.configs
+            )
+        ]
+        + over_socket
         for e in engines
     }
-    largest = max(n for cs in configs_for.values() for _, n in cs)
+    largest = max(n for cs in configs_for.values() for _, n, _ in cs)
     get_ready(largest, args.base_dir)
     facts = common_facts(args, argv) | {
         "sysbench": sysbench_version(),

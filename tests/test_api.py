@@ -25,12 +25,12 @@ def test_run_with_python_options(fake_core: FakeCore, in_tmp: Path) -> None:
     assert result.complete
     assert result.path.parent == Path("oltplab-runs")
     assert result.summary is not None
-    assert result.summary["transactions"] == len(result.intervals) * 100
+    assert result.summary.transactions == len(result.intervals) * 100
     assert fake_core.calls[-1][1]["options"] == {"time": 2, "skip_trx": True, "table_size": 100}
     assert fake_core.calls[-1][1]["workload"] == "oltp_read_only"
     again = oltplab.load_run(result.path)
-    assert again.manifest == result.manifest
-    assert again["argv"] is None
+    assert again.doc == result.doc
+    assert again.doc.argv is None
 
 
 def test_prepare_and_cleanup(fake_core: FakeCore, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
 import oltplab
+from oltplab.documents.run import run_manifest_json
 from oltplab.rundir import Run, load_run
 from tests.test_schema import validate
 
@@ -62,20 +63,23 @@ def _hlog_counts(run: Run) -> list[int]:
 
 def assert_consistent(run: Run) -> None:
     """The run directory agrees with itself: rows add up to the totals, the hlog too."""
-    validate(run.manifest)
+    raw = json.loads((run.path / "run.json").read_text())
+    validate(raw)
+    assert run_manifest_json(run.doc) == raw  # real output round-trips through the types
     summary = run.summary
     assert summary is not None
     df = run.intervals
-    assert df["transactions"].sum() == summary["transactions"]
-    assert df["queries"].sum() == summary["queries"]["total"]
-    assert df["errors"].sum() == summary["errors"]["total"]
-    assert df["reconnects"].sum() == summary["reconnects"]
+    assert df["transactions"].sum() == summary.transactions
+    assert df["queries"].sum() == summary.queries.total
+    assert df["errors"].sum() == summary.errors.total
+    assert df["reconnects"].sum() == summary.reconnects
     assert ((df["tps"] * df["interval_s"]) - df["transactions"]).abs().max() < 1  # rate x length
     hlog_counts = _hlog_counts(run)
     assert hlog_counts == df["transactions"].tolist()
-    assert sum(hlog_counts) == summary["transactions"]
-    whole = HdrHistogram.decode(run.manifest["histograms"]["transactions"])
-    assert whole.get_total_count() == summary["transactions"]
+    assert sum(hlog_counts) == summary.transactions
+    assert run.doc.histograms is not None
+    whole = HdrHistogram.decode(run.doc.histograms["transactions"])
+    assert whole.get_total_count() == summary.transactions
     assert df["t_s"].is_monotonic_increasing
 
 
@@ -90,13 +94,13 @@ def test_run_on_the_default_sqlite_database(tmp_path: Path) -> None:
     (run_dir,) = _run_dirs(tmp_path)
     run = load_run(run_dir)
     assert run.complete
-    assert run["stop_reason"] == "time"
-    assert run["target"]["driver"] == "sqlite"
-    assert run["workload"]["options"]["table_size"] == 1000
+    assert run.doc.stop_reason == "time"
+    assert run.doc.target.driver == "sqlite"
+    assert run.options["table_size"] == 1000
     assert run.summary is not None
-    assert run.summary["transactions"] > 0
+    assert run.summary.transactions > 0
     # sysbench's oltp_read_write: 14 reads, 4 writes, 2 others a transaction
-    assert run.summary["queries"]["read"] == 14 * run.summary["transactions"]
+    assert run.summary.queries.read == 14 * run.summary.transactions
     assert_consistent(run)
 
 
@@ -115,9 +119,9 @@ def test_events_limit(tmp_path: Path) -> None:
     p = oltplab_cmd("run", "oltp_point_select", "--events=500", "--time=0", *SMALL, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     run = load_run(_run_dirs(tmp_path)[0])
-    assert run["stop_reason"] == "events"
+    assert run.doc.stop_reason == "events"
     assert run.summary is not None
-    assert run.summary["transactions"] == 500
+    assert run.summary.transactions == 500
     assert_consistent(run)
 
 
@@ -145,7 +149,7 @@ def test_ctrl_c_writes_what_was_measured_and_exits_130(tmp_path: Path) -> None:
     assert "INCOMPLETE (interrupted)" in out
     run = load_run(tmp_path / "r")
     assert run.complete is False
-    assert run["stop_reason"] == "interrupted"
+    assert run.doc.stop_reason == "interrupted"
     assert_consistent(run)
     assert json.loads((tmp_path / "r" / "run.json").read_text())["complete"] is False
 

@@ -39,30 +39,30 @@ def test_percentiles_agree_with_the_hlog(run_dir: Path) -> None:
     summary = run.summary
     assert summary is not None
     total = _merged(run_dir, None)
-    assert total.get_total_count() == summary["transactions"]
-    ranks = [p["rank"] for p in summary["percentiles"]]
+    assert total.get_total_count() == summary.transactions
+    ranks = [p.rank for p in summary.percentiles]
     assert ranks == [50.0, 95.0, 99.0, 99.9]
     # Implementations round the rank of a percentile differently (ceil or nearest), so allow
     # one sample either way, then HdrHistogram's 3 significant digits.
     one_sample = 100.0 / total.get_total_count()
-    for p in summary["percentiles"]:
-        low_ms = total.get_value_at_percentile(max(p["rank"] - one_sample, 0.0)) / 1e6
-        high_ms = total.get_value_at_percentile(min(p["rank"] + one_sample, 100.0)) / 1e6
-        assert low_ms * 0.998 <= p["latency_ms"] <= high_ms * 1.002, p
-    assert summary["latency_ms"]["p95"] == summary["percentiles"][1]["latency_ms"]
+    for p in summary.percentiles:
+        low_ms = total.get_value_at_percentile(max(p.rank - one_sample, 0.0)) / 1e6
+        high_ms = total.get_value_at_percentile(min(p.rank + one_sample, 100.0)) / 1e6
+        assert low_ms * 0.998 <= p.latency_ms <= high_ms * 1.002, p
+    assert summary.latency_ms.p95 == summary.percentiles[1].latency_ms
 
 
 def test_statement_kind_histograms_add_up(run_dir: Path) -> None:
     summary = oltplab.load_run(run_dir).summary
     assert summary is not None
-    n = summary["transactions"]
+    n = summary.transactions
     # sysbench's oltp_read_write per transaction; failed attempts' statements are not
     # timed (only completed statements are), so with no errors the counts are exact.
-    assert summary["errors"]["total"] == 0
+    assert summary.errors.total == 0
     expected = {"point_selects": 10, "simple_ranges": 1, "sum_ranges": 1, "order_ranges": 1}
     expected |= {"distinct_ranges": 1, "index_updates": 1, "non_index_updates": 1}
     expected |= {"deletes": 1, "inserts": 1, "begin": 1, "commit": 1}
     for kind, per_txn in expected.items():
         assert _merged(run_dir, kind).get_total_count() == per_txn * n, kind
     statements = sum(_merged(run_dir, k).get_total_count() for k in expected)
-    assert statements == summary["queries"]["total"]
+    assert statements == summary.queries.total

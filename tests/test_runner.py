@@ -44,11 +44,12 @@ def test_run_directory_contents(fake_core: FakeCore, tmp_path: Path) -> None:
         hooks=runner.Hooks(on_event=events.append),
     )
     run = load_run(tmp_path / "r")
-    assert run.manifest == result.manifest
-    assert run["argv"] == ["oltplab", "run"]
-    assert run["workload"]["options"]["time"] == 3
+    assert run.doc == result.doc
+    assert run.doc.argv == ("oltplab", "run")
+    assert run.options["time"] == 3
     assert len(run.intervals) == 3
-    assert run.intervals["transactions"].sum() == run.summary["transactions"]  # type: ignore[index]
+    assert run.summary is not None
+    assert run.intervals["transactions"].sum() == run.summary.transactions
     assert [e["event"] for e in events] == ["started", "interval", "interval", "interval"]
     assert result.raw["transactions"] == 300
     assert result.stop_reason == "time"
@@ -79,7 +80,7 @@ def test_failure_after_the_start_marks_the_run_incomplete(
     with pytest.raises(DriverError):
         _run(tmp_path, out=tmp_path / "r")
     run = load_run(tmp_path / "r")
-    assert (run.complete, run["stop_reason"], run["error"]) == (
+    assert (run.complete, run.doc.stop_reason, run.doc.error) == (
         False,
         "error",
         "database disk image is malformed",
@@ -87,7 +88,7 @@ def test_failure_after_the_start_marks_the_run_incomplete(
     fake_core.raise_after_start = KeyboardInterrupt()
     with pytest.raises(KeyboardInterrupt):
         _run(tmp_path, out=tmp_path / "r2")
-    assert load_run(tmp_path / "r2")["stop_reason"] == "interrupted"
+    assert load_run(tmp_path / "r2").doc.stop_reason == "interrupted"
 
 
 def test_bad_out_fails_before_any_work(fake_core: FakeCore, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 import oltplab
 from oltplab.exceptions import ConfigError
 from oltplab.report.oltplab_text import summary_text
+from tests.known import known
 from tests.test_schema import validate
 
 
@@ -51,7 +52,7 @@ def test_rate_steps_are_segments_with_their_own_summary(db: str, tmp_path: Path)
         rows = iv[iv["step"] == s["step"]]
         assert rows["transactions"].sum() == s["transactions"]
         assert rows["t_s"].iloc[-1] == pytest.approx(s["end_s"], abs=1e-6)
-    text = summary_text(manifest, result.path)
+    text = summary_text(result.doc, result.path)
     assert "    step 0:         50/s target, 1 thread: " in text
     assert "    step 1:         150/s target, 1 thread: " in text
 
@@ -60,12 +61,11 @@ def test_thread_steps_open_the_largest_steps_connections(db: str, tmp_path: Path
     result = oltplab.run(
         "oltp_point_select", db, out=tmp_path / "t", thread_steps="1,2", step_time=0.5
     )
-    manifest = result.manifest
-    validate(manifest)
-    assert manifest["load"]["threads"] == 2
-    segments = manifest["segments"]
-    assert [s["threads"] for s in segments] == [1, 2]
-    assert all(s["service_latency_ms"] is None and s["rate_per_s"] == 0 for s in segments)
+    validate(json.loads((result.path / "run.json").read_text()))
+    assert result.doc.load.threads == 2
+    segments = known(result.doc.segments)
+    assert [s.threads for s in segments] == [1, 2]
+    assert all(s.service_latency_ms is None and s.rate_per_s == 0 for s in segments)
     assert result.intervals["step"].notna().all()
 
 
@@ -73,7 +73,7 @@ def test_without_a_plan_segments_are_null_and_the_step_column_empty(
     db: str, tmp_path: Path
 ) -> None:
     result = oltplab.run("oltp_point_select", db, out=tmp_path / "n", time=0.3)
-    assert result.manifest["segments"] is None
+    assert result.doc.segments is None
     assert result.intervals["step"].isna().all()
     assert (result.path / "intervals.csv").read_text().splitlines()[0].endswith(",step")
 

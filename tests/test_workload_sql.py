@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 import oltplab
+from oltplab.documents.run import Summary
+from tests.known import known
 
 N = r"(-?\d+)"
 S = r"'([0-9-]+)'"
@@ -38,7 +40,7 @@ PREFLIGHT = re.compile(
 )
 
 
-def run_logged(tmp_path: Path, workload: str, **options: Any) -> tuple[list[str], dict[str, Any]]:
+def run_logged(tmp_path: Path, workload: str, **options: Any) -> tuple[list[str], Summary]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     db = f"sqlite://{tmp_path / 'sb.db'}"
     data: dict[str, Any] = {
@@ -61,7 +63,7 @@ def run_logged(tmp_path: Path, workload: str, **options: Any) -> tuple[list[str]
         **options,
     )
     lines = [s for s in log.read_text().splitlines() if not PREFLIGHT.fullmatch(s)]
-    return lines, result.manifest
+    return lines, known(result.summary)
 
 
 def transactions(lines: list[str], begin: str) -> list[list[str]]:
@@ -86,7 +88,7 @@ def match_all(lines: list[str], patterns: list[str]) -> list[re.Match[str]]:
 
 
 def test_read_write_is_sysbenchs_transaction(tmp_path: Path) -> None:
-    lines, manifest = run_logged(tmp_path, "oltp_read_write")
+    lines, summary = run_logged(tmp_path, "oltp_read_write")
     # SQLite's dialect of BEGIN for a writing transaction (docs/architecture.md).
     trxs = transactions(lines, "BEGIN IMMEDIATE")
     assert len(trxs) == EVENTS
@@ -101,20 +103,20 @@ def test_read_write_is_sysbenchs_transaction(tmp_path: Path) -> None:
         assert (delete.group(1), delete.group(2)) == (insert.group(1), insert.group(2))
         assert (len(insert.group(4)), len(insert.group(5))) == (119, 59)
         assert re.fullmatch(r"(\d{11}-){9}\d{11}", insert.group(4))
-    q = manifest["summary"]["queries"]
-    assert (q["read"], q["write"], q["other"]) == (14 * EVENTS, 4 * EVENTS, 2 * EVENTS)
+    q = summary.queries
+    assert (q.read, q.write, q.other) == (14 * EVENTS, 4 * EVENTS, 2 * EVENTS)
 
 
 def test_read_only_and_write_only(tmp_path: Path) -> None:
-    lines, manifest = run_logged(tmp_path / "ro", "oltp_read_only", range_size=10)
+    lines, summary = run_logged(tmp_path / "ro", "oltp_read_only", range_size=10)
     trxs = transactions(lines, "BEGIN")
     assert len(trxs) == EVENTS
     for trx in trxs:
         m = match_all(trx, [POINT] * 10 + RANGES + ["COMMIT"])
         assert all(int(r.group(3)) - int(r.group(2)) == 9 for r in m[10:14])
-    assert manifest["summary"]["queries"]["write"] == 0
+    assert summary.queries.write == 0
 
-    lines, manifest = run_logged(tmp_path / "wo", "oltp_write_only")
+    lines, summary = run_logged(tmp_path / "wo", "oltp_write_only")
     trxs = transactions(lines, "BEGIN IMMEDIATE")
     assert len(trxs) == EVENTS
     for trx in trxs:
@@ -148,10 +150,10 @@ def test_options_change_the_statement_counts(tmp_path: Path) -> None:
     ],
 )
 def test_single_statement_workloads(tmp_path: Path, workload: str, pattern: str) -> None:
-    lines, manifest = run_logged(tmp_path, workload)
+    lines, summary = run_logged(tmp_path, workload)
     match_all(lines, [pattern] * EVENTS)
-    assert manifest["summary"]["transactions"] == EVENTS
-    assert manifest["summary"]["queries"]["total"] == EVENTS
+    assert summary.transactions == EVENTS
+    assert summary.queries.total == EVENTS
 
 
 def test_random_ranges_span_delta(tmp_path: Path) -> None:

@@ -3,13 +3,14 @@ directories that pandas and any HdrHistogram tool can read.
 
     >>> import oltplab
     >>> result = oltplab.run("oltp_read_only", time=5, threads=4)  # doctest: +SKIP
-    >>> result.summary["tps"], result.intervals["lat_p95_ms"].max()  # doctest: +SKIP
-    >>> oltplab.analyse(result.path).to_json()["steady_state"]  # doctest: +SKIP
+    >>> result.summary.tps, result.intervals[Column.lat_p95_ms].max()  # doctest: +SKIP
+    >>> oltplab.analyse(result.path).whole.steady.mean_tps  # doctest: +SKIP
     >>> oltplab.compare(["runs/b1", "runs/b2"], ["runs/a1", "runs/a2"]).to_frame()  # doctest: +SKIP
 
 Without `db`, an embedded SQLite database under ./oltplab-runs/ is used and prepared when
 it is missing or was prepared with other options. Option names are sysbench's, with
-underscores (`table_size=1000`, `skip_trx=True`).
+underscores (`table_size=1000`, `skip_trx=True`). run.json is typed (`result.doc`, see
+oltplab.documents.run); intervals.csv's columns are named by oltplab.rundir.intervals.Column.
 """
 
 import importlib

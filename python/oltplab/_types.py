@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from typing import Any
 
-# A decoded JSON object: engine results, events, run.json.
+# A decoded JSON object: the engine's results and events (run.json is typed: documents/run.py).
 Json = dict[str, Any]
 
 # Receives the engine's progress events, decoded (see _core.pyi for their shapes).

@@ -12,6 +12,7 @@ from typing import Any
 
 from oltplab import engine
 from oltplab._types import Json
+from oltplab.documents.codec import decode
 from oltplab.exceptions import ConfigError
 
 DEFAULT_WORKLOAD = "oltp_read_write"
@@ -35,7 +36,7 @@ class OptionDef:
     name: str
     type: str  # "int" | "float" | "bool" | "str" | "list"
     default: Any
-    help: str
+    help: str = ""
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] = ()
@@ -75,14 +76,16 @@ class OptionDef:
 @dataclass(frozen=True)
 class WorkloadDef:
     name: str
-    description: str
-    options: tuple[OptionDef, ...]
+    description: str = ""
+    options: tuple[OptionDef, ...] = ()
 
 
 @dataclass(frozen=True)
 class Catalog:
-    general: tuple[OptionDef, ...]
+    """`_core.catalog()`'s document, read by the codec (documents/codec.py)."""
+
     workloads: tuple[WorkloadDef, ...]
+    general: tuple[OptionDef, ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -129,30 +132,8 @@ class Catalog:
         return values
 
 
-def _option(doc: Json) -> OptionDef:
-    return OptionDef(
-        name=doc["name"],
-        type=doc["type"],
-        default=doc.get("default"),
-        help=doc.get("help", ""),
-        min=doc.get("min"),
-        max=doc.get("max"),
-        choices=tuple(doc.get("choices") or ()),
-    )
-
-
 def parse_catalog(doc: Json) -> Catalog:
-    return Catalog(
-        general=tuple(_option(o) for o in doc.get("general", [])),
-        workloads=tuple(
-            WorkloadDef(
-                name=w["name"],
-                description=w.get("description", ""),
-                options=tuple(_option(o) for o in w.get("options", [])),
-            )
-            for w in doc["workloads"]
-        ),
-    )
+    return decode(Catalog, doc, "the engine's option catalogue")
 
 
 @functools.cache

@@ -4,7 +4,7 @@ Nothing here prints; callers observe progress through hooks.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from oltplab._fsutil import remove_empty_dir
 from oltplab._types import EventHandler, Json
 from oltplab.catalog import load_catalog
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT, DefaultDb
+from oltplab.documents.run import HostBusy, LabRef, Pinning, RunManifest
 from oltplab.exceptions import NotPreparedError
 from oltplab.metrics import MetricsSampler
 from oltplab.redact import check_db_url
@@ -29,7 +30,30 @@ class RunResult(Run):
 
     @property
     def stop_reason(self) -> str:
-        return str(self.manifest["stop_reason"])
+        return str(self.doc.stop_reason)
+
+
+@dataclass(frozen=True)
+class LabFields:
+    """What a lab cell adds to its run's run.json (docs/labs.md)."""
+
+    label: str  # "server/config"
+    lab: LabRef
+    pinning: Pinning
+    host_busy: HostBusy
+
+
+def with_extras(
+    manifest: RunManifest, sampler: MetricsSampler | None, lab: LabFields | None
+) -> RunManifest:
+    """The first run.json, naming the metric files `sampler` writes and `lab`'s cell."""
+    if sampler is not None:
+        manifest = sampler.recorded_in(manifest)
+    if lab is None:
+        return manifest
+    return replace(
+        manifest, label=lab.label, lab=lab.lab, pinning=lab.pinning, host_busy=lab.host_busy
+    )
 
 
 @dataclass(frozen=True)
@@ -118,9 +142,9 @@ def _target(
     return default.url
 
 
-def sampling_cost(sampler: MetricsSampler) -> dict[str, float]:
+def with_sampling_cost(manifest: RunManifest, sampler: MetricsSampler) -> RunManifest:
     """run.json's record of what sampling cost: all of it, and the part outside client_cpu_s."""
-    return {"sampler_cpu_s": sampler.cpu_s, "sampler_child_cpu_s": sampler.child_cpu_s}
+    return replace(manifest, sampler_cpu_s=sampler.cpu_s, sampler_child_cpu_s=sampler.child_cpu_s)
 
 
 def _abort(
@@ -130,7 +154,7 @@ def _abort(
     load never started."""
     if sampler is not None and started:
         sampler.close()
-        writer.manifest |= sampling_cost(sampler)
+        writer.manifest = with_sampling_cost(writer.manifest, sampler)
     elif sampler is not None:
         sampler.discard()
     if not started:
@@ -151,12 +175,12 @@ def run(
     results_root: Path = DEFAULT_RESULTS_ROOT,
     hooks: Hooks = NO_HOOKS,
     metrics: Sequence[str] = (),
-    extra: Mapping[str, Any] | None = None,
+    lab: LabFields | None = None,
 ) -> RunResult:
     """Runs the load and writes its run directory (`out`, or one under `results_root`).
 
     `metrics` ("system", "server") samples system.csv/server.csv on the interval grid;
-    `extra` adds fields to run.json (a lab's `lab`, `label`, `pinning`, `host_busy`).
+    `lab` adds a lab cell's fields to run.json.
 
     Ctrl-C: the engine returns the partial result, written with complete=false. If the
     engine raises after the load started, run.json is marked incomplete and the error
@@ -174,9 +198,7 @@ def run(
         db_url = _target(workload, db, options, effective, results_root, hooks)
         manifest = initial_manifest(workload=workload, options=effective, db_url=db_url, argv=argv)
         sampler = MetricsSampler(run_dir, metrics, db_url) if metrics else None
-        if sampler is not None:
-            manifest = sampler.recorded_in(manifest)
-        writer = RunWriter.create(run_dir, manifest | dict(extra or {}), created_dir=created)
+        writer = RunWriter.create(run_dir, with_extras(manifest, sampler, lab), created_dir=created)
     except BaseException:
         if created:
             remove_empty_dir(run_dir)
@@ -202,5 +224,5 @@ def run(
         raise
     if sampler is not None:
         sampler.close()  # its rows are on disk before run.json says complete
-        writer.manifest |= sampling_cost(sampler)
+        writer.manifest = with_sampling_cost(writer.manifest, sampler)
     return RunResult(run_dir, writer.finish(result), raw=result)

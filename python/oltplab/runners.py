@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from oltplab import runner
 from oltplab._types import EventHandler, Json
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT
-from oltplab.runner import NO_HOOKS, Hooks, RunResult
+from oltplab.runner import NO_HOOKS, Hooks, LabFields, RunResult
 
 
 class Runner(Protocol):
@@ -39,7 +39,7 @@ class Runner(Protocol):
         argv: Sequence[str] | None = None,
         hooks: Hooks = NO_HOOKS,
         metrics: Sequence[str] = (),
-        extra: Mapping[str, Any] | None = None,
+        lab: LabFields | None = None,
     ) -> RunResult:
         """Runs the load and writes its run directory (see `oltplab.runner.run`)."""
         ...
@@ -77,7 +77,7 @@ class LocalRunner:
         argv: Sequence[str] | None = None,
         hooks: Hooks = NO_HOOKS,
         metrics: Sequence[str] = (),
-        extra: Mapping[str, Any] | None = None,
+        lab: LabFields | None = None,
     ) -> RunResult:
         return runner.run(
             workload,
@@ -88,7 +88,7 @@ class LocalRunner:
             results_root=self.results_root,
             hooks=hooks,
             metrics=metrics,
-            extra=extra,
+            lab=lab,
         )
 
 
@@ -136,7 +136,7 @@ class RayRunner:
         argv: Sequence[str] | None = None,
         hooks: Hooks = NO_HOOKS,
         metrics: Sequence[str] = (),
-        extra: Mapping[str, Any] | None = None,
+        lab: LabFields | None = None,
     ) -> RunResult:
         """`hooks.on_event` sees the merged events; a distributed run has no default
         database, so the other hooks are never called."""
@@ -153,7 +153,7 @@ class RayRunner:
             results_root=self.results_root,
             on_event=hooks.on_event,
             metrics=metrics,
-            extra=extra,
+            lab=lab,
         )
 
 

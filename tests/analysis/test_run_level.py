@@ -28,6 +28,7 @@ from tests.analysis.runs import (
     edited_copy,
     make_runs,
 )
+from tests.known import known
 from tests.sysbench_import import logs
 
 Capture = pytest.CaptureFixture[str]
@@ -205,7 +206,7 @@ def test_show_json_contract_of_an_open_loop_run(capsys: Capture, runs: RealRuns)
 
     # Latency of the steady window from its merged histograms: every transaction of the
     # window's intervals is counted once, and the percentiles lie in the run's [min, max].
-    whole = load_run(run).manifest["summary"]["latency_ms"]
+    whole = known(load_run(run).summary).latency_ms
     for key in ("latency_ms", "service_latency_ms"):
         lat = doc[key]
         assert lat["count"] == _window_rows(run, window)["transactions"].sum()
@@ -214,8 +215,8 @@ def test_show_json_contract_of_an_open_loop_run(capsys: Capture, runs: RealRuns)
     # and highest equivalent values), so they may lie outside by the histograms' resolution,
     # 3 significant digits.
     lat = doc["latency_ms"]
-    assert whole["min"] * (1 - RESOLUTION) <= lat["min"] <= lat["p50"]
-    assert lat["max"] <= whole["max"] * (1 + RESOLUTION)
+    assert known(whole.min) * (1 - RESOLUTION) <= lat["min"] <= lat["p50"]
+    assert lat["max"] <= known(whole.max) * (1 + RESOLUTION)
     assert doc["service_latency_ms"]["p50"] <= lat["p50"]  # response includes the wait
     assert doc["littles_law"] is None  # open loop: concurrency is not fixed
     assert doc["steps"] == []
@@ -287,7 +288,7 @@ def test_sweep_of_separate_runs(runs: RealRuns) -> None:
         whole = oltplab.analyse(run).whole
         assert whole is not None
         assert whole.latency_ms is not None
-        assert p95 == whole.latency_ms["p95"]
+        assert p95 == whole.latency_ms.p95
 
 
 def test_a_wild_run_at_a_high_level_gives_an_open_interval() -> None:

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from oltplab.analysis import Stall, coincident_metrics, find_stalls
+from oltplab.documents.analysis import MovedMetric
 from tests.analysis.series import FloatArray, ar1
 
 MEAN_TPS = 10_000.0
@@ -81,9 +82,9 @@ def test_coincident_metrics_name_what_moved() -> None:
     metrics.loc[during, "fsyncs_per_s"] = 3.0
     found = coincident_metrics(Stall(120.0, 6.0, 0.0, 0.0, 6), metrics, window_s=60.0)
     assert set(found) == {"iowait_pct", "fsyncs_per_s"}
-    assert found["iowait_pct"]["during"] == pytest.approx(40.0)
-    assert found["iowait_pct"]["outside_median"] == pytest.approx(2.0, rel=0.05)
-    assert found["fsyncs_per_s"] == {"during": 3.0, "outside_median": 0.0, "ratio": None}
+    assert found["iowait_pct"].during == pytest.approx(40.0)
+    assert found["iowait_pct"].outside_median == pytest.approx(2.0, rel=0.05)
+    assert found["fsyncs_per_s"] == MovedMetric(during=3.0, outside_median=0.0, ratio=None)
 
 
 def test_coincident_metrics_with_nothing_around_the_stall() -> None:

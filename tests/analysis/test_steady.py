@@ -84,6 +84,7 @@ def test_to_json_is_plain_json() -> None:
             "intervals": 6,
             "method": "intervals",
             "low_intervals_s": None,
+            "start_range_s": None,
         }
     ]
 

@@ -63,7 +63,7 @@ def test_run_prints_sysbench_output_and_writes_the_run(
     (run_dir,) = _run_dirs(in_tmp)
     run = load_run(run_dir)
     assert run.complete
-    assert run["argv"] == ["oltplab", "run", "--time=3", "--threads", "2"]
+    assert run.doc.argv == ("oltplab", "run", "--time=3", "--threads", "2")
     assert f"run directory:  {run_dir.relative_to(in_tmp)}" in out
 
 
@@ -115,7 +115,7 @@ def test_interrupted_run_exits_130_with_the_partial_report(
     assert "INCOMPLETE (interrupted)" in out
     assert "interrupted" in err
     run = load_run(in_tmp / "r")
-    assert (run.complete, run["stop_reason"]) == (False, "interrupted")
+    assert (run.complete, run.doc.stop_reason) == (False, "interrupted")
 
 
 def test_failed_run_exits_1_without_sysbench_report(

@@ -28,8 +28,10 @@ from hdrh.histogram import HdrHistogram
 
 import oltplab
 from oltplab.analysis.run_analysis import analyse
+from oltplab.documents.run import Summary
 from oltplab.runner import RunResult
 from oltplab.servers import MariaDBServer, ServerSettings
+from tests.known import known
 
 RATE = 200  # arrivals per second: far below what 8 connections serve (~40,000/s here)
 THREADS = 8
@@ -129,10 +131,8 @@ class Paused:
     cont_s: float  # SIGCONT
 
     @property
-    def summary(self) -> dict[str, Any]:
-        summary = self.run.summary
-        assert summary is not None
-        return summary
+    def summary(self) -> Summary:
+        return known(self.run.summary)
 
     def rows(self, first_s: float, last_s: float) -> pd.DataFrame:
         """The intervals that lie within [first_s, last_s]."""
@@ -156,7 +156,7 @@ def server(servers_root: Path) -> Iterator[MariaDBServer]:
 def _run(server: MariaDBServer, out: Path, pause: bool, **options: Any) -> Paused:
     if not pause:
         run = oltplab.run("oltp_point_select", db=server.url, out=out, **options)
-        assert run.complete, run["error"]
+        assert run.complete, run.doc.error
         return Paused(run, math.nan, math.nan)
     pid = server.pid()
     assert pid is not None
@@ -164,7 +164,7 @@ def _run(server: MariaDBServer, out: Path, pause: bool, **options: Any) -> Pause
         run = oltplab.run(
             "oltp_point_select", db=server.url, out=out, on_event=pauser.on_event, **options
         )
-    assert run.complete, run["error"]
+    assert run.complete, run.doc.error
     assert pauser.stop_s is not None, "the server was not paused"
     assert pauser.cont_s is not None
     assert pauser.cont_s - pauser.stop_s >= PAUSE_S
@@ -210,46 +210,47 @@ def _at_least(run: RunResult, tag: str | None, ms: float) -> int:
 
 
 def test_response_time_p99_covers_the_pause(open_loop: Paused) -> None:
-    latency = open_loop.summary["latency_ms"]
+    latency = open_loop.summary.latency_ms
     # Arrivals in the pause's first second waited more than a second: about RATE of them,
     # a sixth of the run, so even the p95 is in the pause.
-    assert latency["p99"] >= 1000, latency
-    assert latency["p95"] >= 500, latency
-    assert latency["max"] <= (open_loop.cont_s - open_loop.stop_s) * 1000 + 500, latency
+    assert known(latency.p99) >= 1000, latency
+    assert known(latency.p95) >= 500, latency
+    assert known(latency.max) <= (open_loop.cont_s - open_loop.stop_s) * 1000 + 500, latency
     slow = _at_least(open_loop.run, None, 1000)
     assert slow >= RATE * (PAUSE_S - 1) * 0.6, slow
-    ranks = {p["rank"]: p["latency_ms"] for p in open_loop.summary["percentiles"]}
-    assert ranks[99.0] == latency["p99"]
+    ranks = {p.rank: p.latency_ms for p in open_loop.summary.percentiles}
+    assert ranks[99.0] == latency.p99
 
 
 def test_service_time_p99_stays_low(open_loop: Paused) -> None:
-    response = open_loop.summary["latency_ms"]
-    service = open_loop.summary["service_latency_ms"]
+    response = open_loop.summary.latency_ms
+    service = known(open_loop.summary.service_latency_ms)
     # Only the transactions in flight when the server stopped, one per connection, waited
     # in the server: 8 of ~1,200 is less than 1%, so the service p99 does not see the pause.
     # It is a few ms (up to ~40 on a busy machine): a tenth of the pause is the bound.
-    assert service["p99"] < PAUSE_S * 1000 / 10, service
-    assert response["p99"] >= 5 * service["p99"], (response, service)
+    assert known(service.p99) < PAUSE_S * 1000 / 10, service
+    assert known(response.p99) >= 5 * known(service.p99), (response, service)
     assert _at_least(open_loop.run, "service", 1000) == THREADS
-    assert service["max"] >= 0.9 * PAUSE_S * 1000, service
+    assert known(service.max) >= 0.9 * PAUSE_S * 1000, service
 
 
 def test_every_scheduled_transaction_is_counted(baseline: Paused, open_loop: Paused) -> None:
     # The same seed draws the same Poisson arrivals: the paused run must count exactly the
     # baseline's transactions. Their number is Poisson(RATE * TIME_S = 1200): within 5
     # standard deviations (+-173), a chance of 6e-7 of failing when nothing is wrong.
-    expected = baseline.summary["transactions"]
+    expected = baseline.summary.transactions
     assert abs(expected - RATE * TIME_S) <= 5 * math.sqrt(RATE * TIME_S), expected
-    assert open_loop.summary["transactions"] == expected
+    assert open_loop.summary.transactions == expected
     for run in (baseline, open_loop):
-        assert run.summary["open_loop"]["dropped"] == 0
+        assert known(run.summary.open_loop).dropped == 0
         iv = run.run.intervals
         assert iv["transactions"].sum() == expected
         assert iv["dropped"].sum() == 0
         assert iv["backlog"].iloc[-1] == 0
     # The pause made every arrival in it late (those before it are only the timer's ~1 ms).
-    assert open_loop.summary["open_loop"]["late"] >= RATE * PAUSE_S * 0.8
-    assert open_loop.summary["open_loop"]["lag_max_ms"] >= 0.9 * PAUSE_S * 1000
+    schedule = known(open_loop.summary.open_loop)
+    assert schedule.late >= RATE * PAUSE_S * 0.8
+    assert known(schedule.lag_max_ms) >= 0.9 * PAUSE_S * 1000
 
 
 def test_intervals_show_the_stall_then_the_catch_up(open_loop: Paused) -> None:
@@ -277,26 +278,26 @@ def test_intervals_show_the_stall_then_the_catch_up(open_loop: Paused) -> None:
 
 
 def test_closed_loop_hides_the_pause(closed_loop: Paused, open_loop: Paused) -> None:
-    latency = closed_loop.summary["latency_ms"]
+    latency = closed_loop.summary.latency_ms
     # The 8 connections waited politely: 8 slow transactions among ~100,000, and the
     # transactions the pause prevented were never measured. The p99 looks healthy ...
-    assert latency["p99"] < 100, latency
+    assert known(latency.p99) < 100, latency
     assert _at_least(closed_loop.run, None, 1000) == THREADS
     # ... and only the maximum betrays the pause.
-    assert latency["max"] >= 0.9 * PAUSE_S * 1000, latency
-    assert open_loop.summary["latency_ms"]["p99"] >= 10 * latency["p99"]
+    assert known(latency.max) >= 0.9 * PAUSE_S * 1000, latency
+    assert known(open_loop.summary.latency_ms.p99) >= 10 * known(latency.p99)
     # The throughput timeline shows it too: no transaction completed in the pause.
     stalled = closed_loop.rows(closed_loop.stop_s + EDGE_S, closed_loop.cont_s - EDGE_S)
     assert len(stalled) >= 2, closed_loop.run.intervals
     assert (stalled["transactions"] == 0).all(), stalled
-    assert closed_loop.summary["service_latency_ms"] is None
-    assert closed_loop.summary["open_loop"] is None
+    assert closed_loop.summary.service_latency_ms is None
+    assert closed_loop.summary.open_loop is None
 
 
 def test_healthy_client_is_not_flagged(baseline: Paused, open_loop: Paused) -> None:
     # 200 transactions a second leave the client idle and on schedule.
-    assert baseline.run["flags"] == []
-    assert "client_cpu_saturated" not in open_loop.run["flags"]
+    assert baseline.run.flags == ()
+    assert "client_cpu_saturated" not in open_loop.run.flags
 
 
 def test_the_analysis_finds_the_pause_as_a_stall_where_it_happened(closed_loop: Paused) -> None:
@@ -315,9 +316,9 @@ def test_the_analysis_finds_the_pause_as_a_stall_where_it_happened(closed_loop: 
     assert stall.low_intervals_s is not None
     assert stall.low_intervals_s <= paused_s + INTERVAL_S
     assert stall.min_tps == 0
-    doc = analysis.to_json()
-    assert "stalls" in doc["flags"]
+    doc = analysis.to_document()
+    assert "stalls" in doc.flags
     origin = analysis.origin_s
-    assert doc["stalls"][0]["start_s"] == pytest.approx(stall.start_s - origin)
+    assert doc.stalls[0].start_s == pytest.approx(stall.start_s - origin)
     # The stall is left out of nothing: the steady state still holds the zero intervals.
-    assert doc["steady_state"]["tps_min"] == 0
+    assert known(doc.steady_state).tps_min == 0

@@ -66,7 +66,7 @@ def test_a_paused_server_is_reported_for_the_length_of_its_pause(
             rand_seed=42,
             **DATA,
         )
-    assert run.complete, run["error"]
+    assert run.complete, run.doc.error
     assert pauser.stop_s is not None, "the server was not paused"
     assert pauser.cont_s is not None
     paused_s = pauser.cont_s - pauser.stop_s
@@ -79,6 +79,6 @@ def test_a_paused_server_is_reported_for_the_length_of_its_pause(
     assert stall.duration_s == pytest.approx(paused_s, abs=TOLERANCE_S), (stall, paused_s)
     assert stall.start_s == pytest.approx(pauser.stop_s, abs=TOLERANCE_S), (stall, pauser.stop_s)
     assert stall.method == "latency"
-    doc = analysis.to_json()["stalls"][0]
-    assert doc["duration_s"] == pytest.approx(stall.duration_s)
-    assert doc["estimated_from"] == "latency"
+    doc = analysis.to_document().stalls[0]
+    assert doc.duration_s == pytest.approx(stall.duration_s)
+    assert doc.estimated_from == "latency"

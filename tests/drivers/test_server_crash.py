@@ -20,6 +20,7 @@ from oltplab.rundir import load_run
 from oltplab.servers import ManagedServer, MariaDBServer, PostgresServer, ServerSettings
 from oltplab.servers.settings import ConfigValue
 from tests.drivers.commands import oltplab_started
+from tests.known import known
 from tests.test_cli_e2e import assert_consistent
 
 THREADS, TIME_S, INTERVAL_S = 4, 8, 0.5
@@ -101,27 +102,27 @@ def crash_mid_run(server: ManagedServer, out: Path) -> tuple[int, str, Outage]:
 def assert_survived(engine: str, out: Path, code: int, output: str, outage: Outage) -> None:
     assert code == 0, output
     run = load_run(out)
-    outage = outage.since(datetime.fromisoformat(run["started_at"]).timestamp())
+    outage = outage.since(datetime.fromisoformat(known(run.doc.started_at)).timestamp())
     # The run directory hears of the start from the engine's progress events; when those
     # come late (a slow fsync in the writer holds up their delivery), the crash misses.
     assert outage.seen < 1, f"the run directory heard of the start {outage.seen:.1f} s late"
     assert outage.back < TIME_S - 1, f"the server took until {outage.back:.1f} s to return"
-    assert (run.complete, run["stop_reason"], run["error"]) == (True, "time", None)
+    assert (run.complete, run.doc.stop_reason, run.doc.error) == (True, "time", None)
     assert_consistent(run)  # the files agree with each other and with run.json's summary
     summary = run.summary
     assert summary is not None
 
     # Every connection lost its server once: one error under a lost-connection code, and
     # one reconnect.
-    by_code: dict[str, int] = summary["errors"]["by_code"]
+    by_code = summary.errors.by_code
     assert set(by_code) <= LOST[engine] | USUAL[engine], by_code
     lost = sum(n for code, n in by_code.items() if code in LOST[engine])
-    assert (lost, summary["reconnects"]) == (THREADS, THREADS), by_code
-    assert summary["errors"]["total"] == sum(by_code.values())
+    assert (lost, summary.reconnects) == (THREADS, THREADS), by_code
+    assert summary.errors.total == sum(by_code.values())
     # The event that met the crash was retried once the server was back: its latency holds
     # the outage (sysbench's timer too runs on through a retry).
     down_s = outage.restarting - outage.killed
-    assert summary["latency_ms"]["max"] > 1000 * (down_s - LEEWAY_S), outage
+    assert known(summary.latency_ms.max) > 1000 * (down_s - LEEWAY_S), outage
 
     df = run.intervals
     df["start_s"] = df["t_s"] - df["interval_s"]
@@ -130,7 +131,7 @@ def assert_survived(engine: str, out: Path, code: int, output: str, outage: Outa
     assert df["start_s"].iloc[1:].to_numpy() == pytest.approx(
         df["t_s"].iloc[:-1].to_numpy(), abs=0.01
     )
-    assert df["t_s"].iloc[-1] == pytest.approx(summary["duration_s"], abs=0.01)
+    assert df["t_s"].iloc[-1] == pytest.approx(summary.duration_s, abs=0.01)
     assert df["t_s"].iloc[-1] >= TIME_S
     assert_intervals(df, outage)
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import oltplab
+from oltplab.documents.run import Queries, Summary
 from oltplab.servers import ManagedServer, MariaDBServer, PostgresServer
 from tests.drivers.counters import (
     ADMIN_SESSION_XACTS,
@@ -28,6 +29,7 @@ from tests.drivers.counters import (
     settle,
 )
 from tests.drivers.statements import OLTP, PerEvent, tables_for
+from tests.known import known
 
 EVENTS = 20
 TABLE_SIZE = 1000
@@ -49,11 +51,11 @@ def drop_tables(server: ManagedServer) -> None:
     server.query("DROP TABLE IF EXISTS sbtest1, sbtest2", database=server.database)
 
 
-def run(workload: str, url: str, out: Path, **options: Any) -> dict[str, Any]:
+def run(workload: str, url: str, out: Path, **options: Any) -> Summary:
     result = oltplab.run(workload, url, out=out, threads=1, time=0, **options)
-    summary: dict[str, Any] = result.manifest["summary"]
-    assert result.manifest["complete"], result.manifest["error"]
-    assert (summary["errors"]["total"], summary["reconnects"]) == (0, 0)
+    summary = known(result.summary)
+    assert result.complete, result.doc.error
+    assert (summary.errors.total, summary.reconnects) == (0, 0)
     return summary
 
 
@@ -127,14 +129,14 @@ def test_mariadb_counts_sysbench_statements(
         else:
             assert deleted == per.delete * EVENTS
         changed = got["Handler_write"] + got["Handler_update"] + deleted
-        queries = summary["queries"]
-        assert summary["transactions"] == EVENTS
-        assert queries == {
-            "read": per.select * EVENTS,
-            "write": changed,  # a statement that changed a row
-            "other": per.statements * EVENTS - per.select * EVENTS - changed,
-            "total": per.statements * EVENTS,
-        }, ps_mode
+        queries = summary.queries
+        assert summary.transactions == EVENTS
+        assert queries == Queries(
+            read=per.select * EVENTS,
+            write=changed,  # a statement that changed a row
+            other=per.statements * EVENTS - per.select * EVENTS - changed,
+            total=per.statements * EVENTS,
+        ), ps_mode
 
 
 def test_mariadb_counts_bulk_insert(
@@ -156,8 +158,8 @@ def test_mariadb_counts_bulk_insert(
         "Questions": 2 + MYSQL_SHOW_VARIABLES + MYSQL_SHOW_STATUS + MYSQL_QUITS,
     }
     assert {name: got[name] for name in want} == want
-    assert summary["transactions"] == BULK_ROWS
-    assert summary["queries"] == {"read": 0, "write": 1, "other": 0, "total": 1}
+    assert summary.transactions == BULK_ROWS
+    assert summary.queries == Queries(read=0, write=1, other=0, total=1)
 
 
 # -- PostgreSQL ------------------------------------------------------------------------
@@ -229,11 +231,11 @@ def test_postgres_counts_sysbench_statements(
         summary = run(
             workload, server.url, tmp_path / ps_mode, events=EVENTS, db_ps_mode=ps_mode, **data
         )
-        queries = summary["queries"]
+        queries = summary.queries
         inserted, updated = per.insert * EVENTS, per.update * EVENTS
         deleted = per.delete * EVENTS
         if workload == "oltp_delete":  # the table shrinks: a DELETE may find no row
-            deleted = queries["write"]
+            deleted = queries.write
             assert 0 < deleted <= EVENTS
         added = {"n_tup_ins": inserted, "n_tup_upd": updated, "n_tup_del": deleted}
         if per.one_scan_per_statement:  # + the pre-flight check's scan of each table
@@ -248,13 +250,13 @@ def test_postgres_counts_sysbench_statements(
         assert got == want, ps_mode
 
         changed = inserted + updated + deleted
-        assert summary["transactions"] == EVENTS
-        assert queries == {
-            "read": per.select * EVENTS,
-            "write": changed,
-            "other": per.statements * EVENTS - per.select * EVENTS - changed,
-            "total": per.statements * EVENTS,
-        }, ps_mode
+        assert summary.transactions == EVENTS
+        assert queries == Queries(
+            read=per.select * EVENTS,
+            write=changed,
+            other=per.statements * EVENTS - per.select * EVENTS - changed,
+            total=per.statements * EVENTS,
+        ), ps_mode
 
 
 def test_postgres_counts_bulk_insert(pg_counters: PgCounters, tmp_path: Path) -> None:
@@ -269,5 +271,5 @@ def test_postgres_counts_bulk_insert(pg_counters: PgCounters, tmp_path: Path) ->
     # The check that sbtest1 exists and is empty; the INSERT.
     got, want = watch.xacts_after(pg_xacts(tables=1, prepared=0, events=1))
     assert got == want
-    assert summary["transactions"] == BULK_ROWS
-    assert summary["queries"] == {"read": 0, "write": 1, "other": 0, "total": 1}
+    assert summary.transactions == BULK_ROWS
+    assert summary.queries == Queries(read=0, write=1, other=0, total=1)

@@ -21,9 +21,11 @@ import pytest
 
 import oltplab
 from oltplab.cli.main import main as cli_main
+from oltplab.documents.run import TPCC_TYPES, TpccSummary, TpccType
 from oltplab.exceptions import NotPreparedError
+from tests.known import known
 
-TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+TYPES = TPCC_TYPES
 MIX_PCT = (45, 43, 4, 4, 4)
 # Rows a Payment of the run writes into HISTORY carry W_NAME + 4 spaces + D_NAME; the load's are
 # alphanumeric.
@@ -127,9 +129,13 @@ def test_prepare_loads_the_spec_population_and_every_condition_holds(target: Tar
     assert target.ints("SELECT COUNT(*) FROM orders1") == [60_000]
 
 
-def _shares(tpcc: dict[str, Any]) -> list[float]:
-    total = sum(tpcc["by_type"][t]["count"] for t in TYPES)
-    return [100 * tpcc["by_type"][t]["count"] / total for t in TYPES]
+def _shares(tpcc: TpccSummary) -> list[float]:
+    total = sum(t.count for _, t in tpcc.by_type.items())
+    return [100 * t.count / total for _, t in tpcc.by_type.items()]
+
+
+def _by_type(tpcc: TpccSummary) -> dict[str, TpccType]:
+    return dict(tpcc.by_type.items())
 
 
 def _within(observed: int, n: int, p: float, sigmas: float = 4.0) -> bool:
@@ -147,32 +153,32 @@ def test_a_run_keeps_the_database_consistent_and_follows_the_spec(
         {"events": 10_000, "time": 0} if target.name == "sqlite" else {"time": 30}
     )
     result = oltplab.run("tpcc", target.url, out=tmp_path / "run", scale=2, threads=8, **limit)
-    assert result.manifest["complete"], result.manifest["error"]
-    summary = result.manifest["summary"]
-    tpcc = summary["tpcc"]
-    by_type = tpcc["by_type"]
-    total = sum(by_type[t]["count"] for t in TYPES)
-    assert total == summary["transactions"]
+    assert result.complete, result.doc.error
+    summary = known(result.summary)
+    tpcc = known(summary.tpcc)
+    by_type = _by_type(tpcc)
+    total = sum(by_type[t].count for t in TYPES)
+    assert total == summary.transactions
     if target.name == "sqlite":
         assert total == 10_000
     for share, expected in zip(_shares(tpcc), MIX_PCT, strict=True):
         assert abs(share - expected) <= 1.0, _shares(tpcc)
-    assert tpcc["tpmC"] == pytest.approx(
-        by_type["new_order"]["count"] / (summary["duration_s"] / 60), rel=1e-3
+    assert tpcc.tpmC == pytest.approx(
+        by_type["new_order"].count / (summary.duration_s / 60), rel=1e-3
     )
-    assert tpcc["efficiency"] is None  # no think times
+    assert tpcc.efficiency is None  # no think times
 
     # Rollbacks: ~1% of New-Orders, counted apart from errors (which are the retried attempts).
-    new_orders, rollbacks = by_type["new_order"]["count"], by_type["new_order"]["rollbacks"]
+    new_orders, rollbacks = by_type["new_order"].count, by_type["new_order"].rollbacks
     assert rollbacks > 0
     assert _within(rollbacks, new_orders, 0.01)
-    assert summary["errors"]["total"] >= sum(by_type[t]["errors"] for t in TYPES)
-    assert all(by_type[t]["latency_ms"]["p99"] > 0 for t in TYPES)
+    assert summary.errors.total >= sum(by_type[t].errors for t in TYPES)
+    assert all(known(by_type[t].latency_ms).p99 > 0 for t in TYPES)
 
     # The server holds exactly the committed New-Orders and Payments the run counted.
     after_orders, after_history = target.ints(ORDERS_AND_RUN_PAYMENTS)
     assert after_orders - before_orders == new_orders - rollbacks
-    assert after_history - before_history == by_type["payment"]["count"]
+    assert after_history - before_history == by_type["payment"].count
 
     # Terminals spread evenly over the warehouses (4 homes each), and stay there: each
     # warehouse's districts took about half of the committed New-Orders.
@@ -231,7 +237,7 @@ def test_a_terminal_never_leaves_its_home_warehouse(target: Target, tmp_path: Pa
     result = oltplab.run(
         "tpcc", target.url, out=tmp_path / "one", scale=2, threads=1, events=600, time=0
     )
-    assert result.manifest["complete"], result.manifest["error"]
+    assert result.complete, result.doc.error
     after = snapshot()
     assert after[0] == before[0]  # no new order in warehouse 2's first district
     assert after[1] == before[1]  # no payment made at warehouse 2
@@ -326,9 +332,9 @@ def test_statements_per_type_match_the_profile_on_the_server(
         time=0,
         weights=ONLY[ty],
     )
-    assert result.manifest["complete"], result.manifest["error"]
-    tpcc = result.manifest["summary"]["tpcc"]
-    assert tpcc["by_type"][ty]["count"] == N_EVENTS
+    assert result.complete, result.doc.error
+    tpcc = known(known(result.summary).tpcc)
+    assert _by_type(tpcc)[ty].count == N_EVENTS
     after = _com(target)
     # Reading the counters is a SHOW, which moves none of these.
     got = {name: after[name] - before[name] for name in after}
@@ -337,7 +343,7 @@ def test_statements_per_type_match_the_profile_on_the_server(
     n, check_select = N_EVENTS, 1
     assert (got["begin"], got["commit"] + got["rollback"]) == (n, n)
     if ty == "new_order":
-        rollbacks = tpcc["by_type"]["new_order"]["rollbacks"]
+        rollbacks = tpcc.by_type.new_order.rollbacks
         assert got["rollback"] == rollbacks  # the intended rollbacks, and no other
         # ORDER and NEW-ORDER rows, then all the lines in one INSERT ... SELECT, even in an order
         # that rolls back (clause 2.4.2.3 lets it skip only the unused item's line)
@@ -354,7 +360,7 @@ def test_statements_per_type_match_the_profile_on_the_server(
         assert (got["insert"], got["update"], got["delete"]) == (0, 0, 0)
         assert 3 * n + check_select <= got["select"] <= 4 * n + check_select
     elif ty == "delivery":
-        delivered = 10 * n - tpcc["delivery_skipped_districts"]
+        delivered = 10 * n - known(tpcc.delivery_skipped_districts)
         assert delivered > 0
         assert (got["insert"], got["update"], got["delete"]) == (0, 3 * delivered, delivered)
         assert got["select"] == 10 * n + 2 * delivered + check_select
@@ -399,14 +405,14 @@ def test_statements_per_type_match_the_profile_in_pg_stat_statements(
         "tpcc", target.url, out=tmp_path / ty, scale=2, threads=1, events=N_EVENTS, time=0,
         weights=ONLY[ty],
     )  # fmt: skip
-    assert result.manifest["complete"], result.manifest["error"]
-    tpcc = result.manifest["summary"]["tpcc"]
-    n = tpcc["by_type"][ty]["count"]
+    assert result.complete, result.doc.error
+    tpcc = known(known(result.summary).tpcc)
+    n = _by_type(tpcc)[ty].count
     assert n == N_EVENTS
     got = _pgss(target)
     # Not TPC-C's: CREATE EXTENSION, the reset, and the pre-flight's reads (no TPC-C table).
     got = {k: v for k, v in got.items() if " " in k or k in ("begin", "commit", "rollback")}
-    rollbacks = tpcc["by_type"][ty]["rollbacks"]
+    rollbacks = _by_type(tpcc)[ty].rollbacks
     expected: dict[str, int] = {"begin": n, "commit": n - rollbacks}
     if rollbacks:
         expected["rollback"] = rollbacks
@@ -431,7 +437,7 @@ def test_statements_per_type_match_the_profile_in_pg_stat_statements(
         if by_name:
             expected["by_name"] = by_name
     elif ty == "delivery":
-        delivered = 10 * n - tpcc["delivery_skipped_districts"]
+        delivered = 10 * n - known(tpcc.delivery_skipped_districts)
         assert delivered > 0
         expected |= {
             "select new_orders": 10 * n, "delete new_orders": delivered,
@@ -455,9 +461,9 @@ def test_by_last_name_selections_on_the_server_are_60_percent(
         "tpcc", target.url, out=tmp_path / "r", scale=2, threads=8, events=4_000, time=0,
         weights="0,50,50,0,0",
     )  # fmt: skip
-    assert result.manifest["complete"], result.manifest["error"]
-    by_type = result.manifest["summary"]["tpcc"]["by_type"]
-    customers = by_type["payment"]["count"] + by_type["order_status"]["count"]
+    assert result.complete, result.doc.error
+    by_type = known(known(result.summary).tpcc).by_type
+    customers = by_type.payment.count + by_type.order_status.count
     by_name = _pgss(target).get("by_name", 0)
     assert _within(by_name, customers, 0.60), (by_name, customers)
 

@@ -154,7 +154,7 @@ def test_sysbench_log_importer(text: str, tmp_path_factory: pytest.TempPathFacto
     except ConfigError as e:
         _clean(str(e))
         return
-    assert manifest["complete"] in (True, False)
+    assert manifest.complete in (True, False)
     assert (Path(out) / "run.json").is_file()
 
 

@@ -67,7 +67,7 @@ def test_sigterm_keeps_what_was_measured_and_exits_143(
     assert "Traceback" not in err
     run = load_run(tmp_path / "r")
     assert run.complete is False
-    assert run["stop_reason"] == "interrupted"
+    assert run.doc.stop_reason == "interrupted"
     assert len(run.intervals) >= 3
     assert_consistent(run)
 

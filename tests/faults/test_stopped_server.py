@@ -19,6 +19,7 @@ import oltplab
 from oltplab.rundir import load_run
 from tests.drivers.commands import oltplab_started
 from tests.faults.servers import ENGINES, own_server
+from tests.known import known
 
 TIME_S = 4
 STOP_AT_S = 1.5  # after the load started
@@ -89,8 +90,8 @@ def test_a_server_stopped_past_the_end_of_the_run(engine: str, server_dir: Path)
         .startswith("oltplab: error: the run failed: 2 connection(s)")
     )
     loaded = load_run(out)
-    assert (loaded.complete, loaded["stop_reason"]) == (False, "error")
-    assert "got no answer from the server for 10 s after the run's end" in loaded["error"]
+    assert (loaded.complete, loaded.doc.stop_reason) == (False, "error")
+    assert "got no answer from the server for 10 s after the run's end" in known(loaded.doc.error)
     df = loaded.intervals
     assert df["t_s"].iloc[-1] >= TIME_S - 0.01, df.to_string()
     frozen_rows = df[df["t_s"] - df["interval_s"] >= STOP_AT_S + 1.0]

@@ -18,6 +18,7 @@ from oltplab.lab.summary import estimate
 from oltplab.rundir import load_run
 from oltplab.servers import MariaDBServer, open_server
 from tests.conftest import ROOT
+from tests.known import known
 from tests.report.images import assert_drawn_images
 
 EXAMPLE = ROOT / "examples" / "labs" / "threadpool.toml"
@@ -59,19 +60,20 @@ def test_threadpool_small_end_to_end(threadpool_lab: tuple[Path, str]) -> None:
 
     runs = {c.id: load_run(lab_dir / str(c.run_dir)) for c in doc.cells}
     assert all(r.complete for r in runs.values())
-    started = [str(runs[cell_id].document["started_at"]) for cell_id in doc.plan]
+    started = [str(runs[cell_id].doc.started_at) for cell_id in doc.plan]
     assert started == sorted(started)  # ran in the planned (interleaved) order
     assert [doc.cell(i).config for i in doc.plan[:4]] == [
         "one-thread-per-connection",
         "pool-of-threads",
     ] * 2
     for cell in doc.cells:
-        run = runs[cell.id].document
-        assert run["target"]["server_variables"]["thread_handling"] == cell.config
-        assert run["lab"]["cell"] == cell.id
-        assert run["lab"]["config_variables"] == {"thread_handling": cell.config}
-        assert run["pinning"]["client_cpus_allowed"] == "1"
-        assert run["pinning"]["server_cpus_allowed"] == "0"
+        run = runs[cell.id].doc
+        assert known(run.target.server_variables)["thread_handling"] == cell.config
+        lab, pinning = known(run.lab), known(run.pinning)
+        assert lab.cell == cell.id
+        assert lab.config_variables == {"thread_handling": cell.config}
+        assert pinning.client_cpus_allowed == "1"
+        assert pinning.server_cpus_allowed == "0"
         intervals = _t_s(runs[cell.id].path / "intervals.csv")
         assert len(intervals) >= 4
         for name in ("system.csv", "server.csv"):
@@ -85,7 +87,7 @@ def test_threadpool_small_end_to_end(threadpool_lab: tuple[Path, str]) -> None:
     for threads in (4, 32):
         for config in ("one-thread-per-connection", "pool-of-threads"):
             tps = [
-                float(runs[c.id].document["summary"]["tps"])  # type: ignore[index]
+                known(runs[c.id].summary).tps
                 for c in doc.cells
                 if c.threads == threads and c.config == config
             ]

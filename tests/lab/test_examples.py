@@ -27,13 +27,14 @@ def test_the_seed_examples_exist() -> None:
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 @pytest.mark.parametrize("scale", [None, "small", "medium"])
 def test_dry_run(
-    example: Path, scale: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    example: Path, scale: str | None, lab_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["lab", "run", str(example), "--dry-run", "--out", str(tmp_path / "lab")]
+    # lab_dir: a directory the servers' accounts can reach (a dry run refuses one they cannot).
+    args = ["lab", "run", str(example), "--dry-run", "--out", str(lab_dir)]
     assert main(args + (["--scale", scale] if scale else [])) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"lab {example.stem}: ")
-    assert not (tmp_path / "lab").exists()
+    assert not lab_dir.exists()
     if scale == "medium":
         planned = re.search(r"([\d.]+) min measured", out)
         assert planned is not None, out

@@ -11,6 +11,7 @@ from oltplab.lab.execute import run_lab
 from oltplab.lab.labfile import read_lab_text
 from oltplab.rundir import load_run
 from oltplab.servers import MariaDBServer
+from tests.known import known
 
 
 @pytest.mark.timeout(300)
@@ -38,7 +39,7 @@ options = {{ tables = 1, table_size = 100 }}
     assert not (lab_dir / "servers").exists()
     run = load_run(lab_dir / "runs" / "ext.default.oltp_point_select.t1.r1")
     assert run.complete
-    assert run.document["pinning"]["server_cpus_allowed"] is None
+    assert known(run.doc.pinning).server_cpus_allowed is None
     assert (run.path / "server.csv").exists()
     kept = [
         lab_dir / "lab.json",

@@ -9,6 +9,7 @@ import pytest
 from oltplab.cli.main import main
 from oltplab.documents.lab import read_lab_document
 from oltplab.rundir import load_run
+from tests.known import known
 from tests.lab.conftest import write_lab
 
 MAX_CONNECTIONS = 40
@@ -44,7 +45,7 @@ def test_max_connections_in_settings(lab_dir: Path, capsys: pytest.CaptureFixtur
         if cell.threads == 2:
             assert cell.status == "done", cell.error
             run = load_run(lab_dir / "runs" / cell.id)
-            variables = run.document["target"]["server_variables"]
+            variables = known(run.doc.target.server_variables)
             assert variables["max_connections"] == str(MAX_CONNECTIONS), cell.server
         else:  # refused by the pre-flight check, from the server's own max_connections
             assert cell.status == "failed"

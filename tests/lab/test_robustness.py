@@ -113,7 +113,7 @@ def test_ctrl_c_interrupts_the_cell_and_stops_the_server(
     assert doc.cell(cell_id).status == "interrupted"
     run = load_run(lab_dir / "runs" / cell_id)
     assert not run.complete
-    assert run.document["stop_reason"] == "interrupted"
+    assert run.doc.stop_reason == "interrupted"
     assert not open_server(lab_dir / "servers" / "mdb").is_running()
 
 

@@ -22,6 +22,7 @@ def test_server_commands(
         assert "pinned to CPUs 0" in out
         assert "mysql://sbtest:***@127.0.0.1:" in out
         server = open_server(base)
+        assert f"mysql://sbtest:***@localhost/sbtest?socket={server.socket_path}" in out
         assert server.query("SELECT @@max_heap_table_size")[0][0] == str(32 << 20)
 
         assert main(["server", "status", str(base), "--json"]) == 0
@@ -30,6 +31,8 @@ def test_server_commands(
         assert status["engine"] == "mariadb"
         assert status["variables"] == {"max_heap_table_size": "32M"}
         assert "***" in status["url"]
+        assert "***" in status["socket_url"]
+        assert "?socket=" in status["socket_url"]
 
         assert main(["server", "list", str(servers_root), "--json"]) == 0
         listed = json.loads(capsys.readouterr().out)

@@ -5,7 +5,7 @@ sawtooth, noise and stalls. Latency histograms hold a few buckets with counts, s
 
 import csv
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -111,12 +111,15 @@ def write_run(
 ) -> Path:
     """A complete run directory at `out`, labelled `label` (the report's config)."""
     opts = {"threads": threads, "time": shape.seconds, "report_interval": shape.interval_s}
-    manifest = initial_manifest(
-        workload="oltp_read_write",
-        options=opts,
-        db_url="mysql://bench:secret@127.0.0.1:3306/sbtest",
-        argv=["run", "oltp_read_write", f"--threads={threads}", f"--time={shape.seconds}"],
-    ) | {"label": label}
+    manifest = replace(
+        initial_manifest(
+            workload="oltp_read_write",
+            options=opts,
+            db_url="mysql://bench:secret@127.0.0.1:3306/sbtest",
+            argv=["run", "oltp_read_write", f"--threads={threads}", f"--time={shape.seconds}"],
+        ),
+        label=label,
+    )
     out.mkdir(parents=True)
     writer = RunWriter.create(out, manifest, created_dir=True)
     writer.on_event(started_event(threads))

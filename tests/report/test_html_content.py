@@ -12,6 +12,7 @@ import pytest
 from oltplab.analysis.run_analysis import analyse
 from oltplab.analysis.sweep import sweep
 from oltplab.report.html.decimate import min_max_rows
+from tests.known import known
 from tests.report.html_fixtures import STALL, Built, Tables
 from tests.report.images import assert_drawn_images
 
@@ -29,34 +30,34 @@ def _same(cell: str, value: Any) -> bool:
     return float(cell) == float(value)
 
 
-def test_runs_table_is_the_analysis_json(built: Built, tables: dict[str, list[list[str]]]) -> None:
+def test_runs_table_is_the_analysis(built: Built, tables: dict[str, list[list[str]]]) -> None:
     rows = {row[1]: row for row in tables["runs"]}
     assert len(rows) == len(built.runs)
     for path in built.runs:
-        doc = analyse(path).to_json()
+        doc = analyse(path).to_document()
         row = rows[path.name]
-        s = doc["steady_state"]
-        assert row[0] == doc["server"]
-        assert _same(row[4], s["tps_mean"])
-        assert _same(row[5], s["tps_ci95"][0])
-        assert _same(row[6], s["tps_median"])
-        assert _same(row[7], s["cv_pct"])
-        assert _same(row[8], s["warmup_s"])
-        assert _same(row[9], doc["latency_ms"]["p95"])
-        assert _same(row[10], doc["latency_ms"]["p99"])
-        assert _same(row[12], len(doc["stalls"]))
+        s, latency = known(doc.steady_state), known(doc.latency_ms)
+        assert row[0] == doc.server
+        assert _same(row[4], s.tps_mean)
+        assert _same(row[5], known(s.tps_ci95)[0])
+        assert _same(row[6], s.tps_median)
+        assert _same(row[7], s.cv_pct)
+        assert _same(row[8], s.warmup_s)
+        assert _same(row[9], latency.p95)
+        assert _same(row[10], latency.p99)
+        assert _same(row[12], len(doc.stalls))
 
 
-def test_sweep_table_is_the_sweep_json(built: Built, tables: dict[str, list[list[str]]]) -> None:
+def test_sweep_table_is_the_sweep(built: Built, tables: dict[str, list[list[str]]]) -> None:
     closed = [p for p in built.runs if p.name != "sqlite-point-select"]
-    points = sweep(closed).to_json()["points"]
+    points = sweep(closed).to_document().points
     rows = tables["sweep-oltp_read_write"]
     assert len(rows) == len(points)
     for row, point in zip(rows, points, strict=True):
-        assert row[0] == point["server"]
-        assert int(row[1]) == point["threads"]
-        for cell, key in ((row[3], "tps"), (row[4], "tps_ci_lo"), (row[5], "p95_ms")):
-            assert _same(cell, point[key]), key
+        assert row[0] == point.server
+        assert int(row[1]) == point.threads
+        for cell, value in ((row[3], point.tps), (row[4], point.tps_ci_lo), (row[5], point.p95_ms)):
+            assert _same(cell, value), (cell, value)
 
 
 def test_relative_table_and_comparisons(tables: dict[str, list[list[str]]]) -> None:
@@ -70,13 +71,11 @@ def test_relative_table_and_comparisons(tables: dict[str, list[list[str]]]) -> N
     assert tables["compare-pool-of-threads"]
 
 
-def test_stalls_table_is_the_analysis_json(
-    built: Built, tables: dict[str, list[list[str]]]
-) -> None:
+def test_stalls_table_is_the_analysis(built: Built, tables: dict[str, list[list[str]]]) -> None:
     expected = [
-        (path.name, stall["start_s"], stall["duration_s"], stall["min_tps"])
+        (path.name, stall.start_s, stall.duration_s, stall.min_tps)
         for path in built.runs
-        for stall in analyse(path).to_json()["stalls"]
+        for stall in analyse(path).to_document().stalls
     ]
     found = [(row[1], float(row[2]), float(row[3]), float(row[4])) for row in tables["stalls"]]
     assert sorted(found) == sorted(expected)

@@ -10,11 +10,13 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 import oltplab
-from oltplab.analysis.latency import latency_ms
+from oltplab.analysis.latency import window_latency
+from oltplab.documents.codec import fields_of
+from oltplab.documents.run import TPCC_TYPES
 from oltplab.report.html import Report, build_report
 from oltplab.report.html.columns import compact
-from oltplab.report.tpcc_text import TYPES
 from oltplab.rundir.hlog import HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS, read_hlog
+from tests.known import known
 from tests.report.html_fixtures import Tables
 
 
@@ -45,7 +47,7 @@ def test_the_chart_has_the_five_types_with_their_steady_window_latency(
     (chart,) = [c for c in report.charts if c.name.startswith("statements-")]
     assert chart.title.startswith("Latency per transaction type")
     rows = chart.rows()["statements"]
-    assert [r["kind"] for r in rows] == [*TYPES, "statement"]
+    assert [r["kind"] for r in rows] == [*TPCC_TYPES, "statement"]
     whole = report.data.runs[0].analysis.whole
     assert whole is not None
     window = whole.window
@@ -55,38 +57,35 @@ def test_the_chart_has_the_five_types_with_their_steady_window_latency(
         for entry in entries:
             if entry.tag == row["kind"] and window.holds(entry):
                 total.add(HdrHistogram.decode(entry.encoded))
-        expected = latency_ms(total, (50.0, 95.0, 99.0))
-        assert row["count"] == expected["count"], row
+        expected = window_latency(total)
+        assert row["count"] == expected.count, row
         assert row["count"] > 0
-        for key in ("p50", "p95", "p99"):
-            assert row[key] == compact(expected[key]), (row, key)
+        for key, value in (("p50", expected.p50), ("p95", expected.p95), ("p99", expected.p99)):
+            assert row[key] == compact(value), (row, key)
 
 
 def test_the_tables_are_run_json_tpmc_and_per_type_numbers(
     tpcc_run: Path, report: Report, tmp_path: Path
 ) -> None:
-    summary = report.data.runs[0].analysis.run.document["summary"]
-    assert summary is not None
-    tpcc = summary["tpcc"]
+    tpcc = known(known(report.data.runs[0].analysis.run.summary).tpcc)
     parser = Tables()
     parser.feed(report.write_html(tmp_path / "r.html").read_text())
     (total,) = parser.tables["tpcc"]
-    assert float(total[4]) == tpcc["tpmC"] > 0
-    assert float(total[5]) == tpcc["tpm_total"]
+    assert float(total[4]) == tpcc.tpmC > 0
+    assert float(total[5]) == tpcc.tpm_total
     by_type = {row[2]: row for row in parser.tables["tpcc-types"]}
-    assert list(by_type) == list(TYPES)
+    assert list(by_type) == list(TPCC_TYPES)
     # The engine's counts per type are the hlog's, tag for tag, over the measured time.
     entries = read_hlog(tpcc_run / "latency.hlog").entries
     for kind, row in by_type.items():
-        result = tpcc["by_type"][kind]
-        assert int(row[3]) == result["count"]
-        assert int(row[5]) == result["rollbacks"]
-        latency = result["latency_ms"] or {}
-        assert [float(v) for v in row[7:12]] == [
-            latency[k] for k in ("p50", "p90", "p95", "p99", "max")
-        ]
+        result = fields_of(tpcc.by_type)[kind]
+        assert int(row[3]) == result.count
+        assert int(row[5]) == result.rollbacks
+        latency = known(result.latency_ms)
+        shown = (latency.p50, latency.p90, latency.p95, latency.p99, latency.max)
+        assert [float(v) for v in row[7:12]] == list(shown)
         logged = 0
         for entry in entries:
             if entry.tag == kind:
                 logged += HdrHistogram.decode(entry.encoded).get_total_count()
-        assert logged == result["count"], kind
+        assert logged == result.count, kind

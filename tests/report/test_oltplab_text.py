@@ -1,11 +1,12 @@
 from pathlib import Path
 
+from oltplab.documents.run import RunManifest
 from oltplab.report.oltplab_text import summary_text
 from oltplab.rundir.manifest import aborted_manifest, final_manifest, initial_manifest
 from tests import synthetic
 
 
-def _initial() -> dict[str, object]:
+def _initial() -> RunManifest:
     return initial_manifest(
         workload="oltp_read_write", options=synthetic.options(), db_url="sqlite:///x", argv=None
     )

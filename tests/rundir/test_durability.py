@@ -46,7 +46,7 @@ def test_data_fsynced_before_run_json_says_complete(
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(Path, "replace", replace)
     manifest = writer.finish(synthetic.run_result(events))
-    assert manifest["complete"] is True
+    assert manifest.complete is True
     rename = log.index("rename run.json")
     assert log.index("fsync intervals.csv") < rename
     assert log.index("fsync latency.hlog") < rename

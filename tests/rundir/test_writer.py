@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.documents.run import run_manifest_json
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import RunWriter, create_default_run_dir, create_run_dir, load_run
 from oltplab.rundir.manifest import initial_manifest
@@ -44,8 +45,8 @@ def test_files_appear_as_the_run_progresses(tmp_path: Path) -> None:
     assert (writer.run_dir / "latency.hlog").read_text().count("HISTF") == 2
     writer.on_event(events[1])
     manifest = writer.finish(synthetic.run_result(events))
-    assert manifest["complete"] is True
-    assert _run_json(writer.run_dir) == manifest
+    assert manifest.complete is True
+    assert _run_json(writer.run_dir) == run_manifest_json(manifest)
     run = load_run(writer.run_dir)
     assert len(run.intervals) == 2
 
@@ -55,7 +56,7 @@ def test_abort_marks_incomplete_and_keeps_what_was_measured(tmp_path: Path) -> N
     writer.on_event(synthetic.started_event())
     writer.on_event(synthetic.interval_event(1.0))
     manifest = writer.abort(stop_reason="error", error="disk I/O error")
-    assert (manifest["complete"], manifest["stop_reason"], manifest["error"]) == (
+    assert (manifest.complete, manifest.stop_reason, manifest.error) == (
         False,
         "error",
         "disk I/O error",

@@ -8,6 +8,7 @@ import pytest
 
 from oltplab.cli.main import main
 from oltplab.rundir import load_run
+from tests.known import known
 from tests.sysbench_import import logs
 
 Capture = pytest.CaptureFixture[str]
@@ -27,7 +28,7 @@ def test_import_a_file(tmp_path: Path, capsys: Capture) -> None:
     out, err = capsys.readouterr()
     assert (out, err) == (f"Imported {log} into {tmp_path / 'run'}: 3 intervals, complete\n", "")
     run = load_run(tmp_path / "run")
-    assert (run["workload"]["name"], run["imported_from"]["file"]) == ("oltp_x", "sb.log")
+    assert (run.workload, known(run.doc.imported_from).file) == ("oltp_x", "sb.log")
 
 
 def test_import_from_stdin_cut_short(
@@ -37,7 +38,7 @@ def test_import_from_stdin_cut_short(
     assert main(["import", "-", "--out", str(tmp_path / "run")]) == 0
     assert capsys.readouterr().out.endswith(": 3 intervals, incomplete: no final report\n")
     run = load_run(tmp_path / "run")
-    assert (run.complete, run["imported_from"]["file"]) == (False, "-")
+    assert (run.complete, known(run.doc.imported_from).file) == (False, "-")
 
 
 def test_histogram_line_names_the_hlog(tmp_path: Path, capsys: Capture) -> None:

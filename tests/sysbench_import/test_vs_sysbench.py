@@ -14,6 +14,7 @@ import pytest
 import oltplab
 from oltplab.rundir import load_run
 from oltplab.servers import MariaDBServer
+from tests.known import known
 from tests.sysbench_compat.test_vs_sysbench import Both
 from tests.test_schema import validate
 
@@ -75,17 +76,18 @@ def test_import_reproduces_what_sysbench_printed(sysbench_log: Path, tmp_path: P
     s = run.summary
     assert s is not None
     assert run.complete
-    assert s["transactions"] == int(_printed(text, "transactions:"))
-    assert s["tps"] == _per_sec(text, "transactions:")
-    assert s["qps"] == _per_sec(text, "queries:")
-    assert s["queries"]["total"] == int(_printed(text, "total:"))
-    assert s["duration_s"] == float(_printed(text, "total time:").rstrip("s"))
-    latency = s["latency_ms"]
-    for key, label in (("min", "min:"), ("mean", "avg:"), ("max", "max:"), ("sum", "sum:")):
-        assert latency[key] == float(_printed(text, label)), key
-    assert latency["p95"] == float(_printed(text, "95th percentile:"))
-    assert run["workload"]["options"]["threads"] == 2
-    assert run["workload"]["name"] == "x"
+    assert s.transactions == int(_printed(text, "transactions:"))
+    assert s.tps == _per_sec(text, "transactions:")
+    assert s.qps == _per_sec(text, "queries:")
+    assert s.queries.total == int(_printed(text, "total:"))
+    assert s.duration_s == float(_printed(text, "total time:").rstrip("s"))
+    latency = s.latency_ms
+    shown = ((latency.min, "min:"), (latency.mean, "avg:"), (latency.max, "max:"))
+    for value, label in (*shown, (latency.sum, "sum:")):
+        assert value == float(_printed(text, label)), label
+    assert latency.p95 == float(_printed(text, "95th percentile:"))
+    assert run.options["threads"] == 2
+    assert run.workload == "x"
 
     # The intervals: one per printed line. Their counts add up to the total within what
     # sysbench's printing allows: times rounded to the second (each boundary off by up to
@@ -98,14 +100,14 @@ def test_import_reproduces_what_sysbench_printed(sysbench_log: Path, tmp_path: P
     tps = df["tps"].tolist()
     boundaries = 0.5 * (sum(abs(a - b) for a, b in pairwise(tps)) + tps[-1])
     slack = boundaries + len(df)
-    tail_s = s["duration_s"] - df["t_s"].iloc[-1] + 0.5
-    missing = s["transactions"] - int(df["transactions"].sum())
+    tail_s = s.duration_s - df["t_s"].iloc[-1] + 0.5
+    missing = s.transactions - int(df["transactions"].sum())
     assert -slack <= missing <= 2 * max(tps) * tail_s + slack
     ambiguous = (df["interval_s"] == 0).any()
-    assert run["flags"] == (["interval_times_ambiguous"] if ambiguous else [])
+    assert run.flags == (("interval_times_ambiguous",) if ambiguous else ())
 
     # The --histogram block: every event, in run.json and in latency.hlog.
-    rows = s["histogram_ms"]
-    assert sum(count for _, count in rows) == s["transactions"]
+    rows = known(s.histogram_ms)
+    assert sum(count for _, count in rows) == s.transactions
     (entry,) = run.hlog().entries
-    assert entry.decode().get_total_count() == s["transactions"]
+    assert entry.decode().get_total_count() == s.transactions

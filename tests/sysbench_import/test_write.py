@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from oltplab._types import Json
+from oltplab.documents.run import run_manifest_json
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import load_run
 from oltplab.sysbench_import import parse_log, write_run
@@ -15,10 +16,12 @@ from tests.test_schema import validate
 
 
 def _import(text: str, out: Path, workload: str | None = None) -> Json:
+    """The run directory's run.json as written: the on-disk format is what these check."""
     manifest = write_run(parse_log(text, "in.log"), out, source="in.log", workload=workload)
-    assert json.loads((out / "run.json").read_text()) == manifest
-    validate(manifest)
-    return manifest
+    raw: Json = json.loads((out / "run.json").read_text())
+    assert raw == run_manifest_json(manifest)
+    validate(raw)
+    return raw
 
 
 def test_golden_report_interval(tmp_path: Path) -> None:

@@ -5,6 +5,11 @@ from dataclasses import asdict
 from typing import Any
 
 
+def finite(value: float | None) -> float | None:
+    """A statistic as the documents hold it: None when not defined (NaN, infinite)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
 def plain(value: Any) -> Any:
     """`value` with NaN/±inf floats as None and tuples as lists, recursively."""
     if isinstance(value, float):

@@ -21,12 +21,20 @@ import numpy as np
 import pandas as pd
 
 from oltplab.analysis import sameness
-from oltplab.analysis._json import plain
+from oltplab.analysis._json import finite
 from oltplab.analysis.autocorr import MeanCI
 from oltplab.analysis.quantiles import t_critical, z_critical
 from oltplab.analysis.ratio import RatioCI, ratio_ci_runs, ratio_ci_within
 from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse
 from oltplab.analysis.sections import percentile_log_se
+from oltplab.documents.analysis import (
+    ComparisonDoc,
+    ComparisonMethod,
+    GroupDoc,
+    MetricComparisonDoc,
+    RunCountsDoc,
+    document_json,
+)
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import Run
 
@@ -48,13 +56,10 @@ class GroupKey:
     step: int | None  # a step plan's step; None for a run without a plan
     rate_per_s: float | None = None  # an open-loop rate both sides ran; None: not grouped by it
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "threads": self.threads,
-            "step": self.step,
-            "rate_per_s": self.rate_per_s,
-        }
+    def to_document(self) -> GroupDoc:
+        return GroupDoc(
+            workload=self.workload, threads=self.threads, step=self.step, rate_per_s=self.rate_per_s
+        )
 
     def sort_key(self) -> tuple[str, int, int, float]:
         """Numbers in numeric order (4 before 32 threads)."""
@@ -82,7 +87,7 @@ class MetricComparison:
     baseline: float
     candidate: float
     ci: RatioCI
-    method: str  # "runs" | "within-run"
+    method: ComparisonMethod
     runs: tuple[int, int]  # candidate, baseline
 
     @property
@@ -93,23 +98,22 @@ class MetricComparison:
     def significant(self) -> bool:
         return self.ci.lo > 1.0 or self.ci.hi < 1.0
 
-    def to_json(self, level: float = 0.95) -> dict[str, Any]:
+    def to_document(self, level: float = 0.95) -> MetricComparisonDoc:
         """`ci95` at the default level, else `ci` (the level is the Comparison's), as in
         `oltplab show`'s tps_ci95 / tps_ci."""
-        doc: dict[str, Any] = plain(
-            {
-                "name": self.name,
-                "group": self.group.to_json() if self.group else "geomean",
-                "baseline": self.baseline,
-                "candidate": self.candidate,
-                "ratio": self.ci.ratio,
-                "ci95" if level == 0.95 else "ci": [self.ci.lo, self.ci.hi],
-                "significant": self.significant,
-                "method": self.method,
-                "runs": {"candidate": self.runs[0], "baseline": self.runs[1]},
-            }
+        ci = (finite(self.ci.lo), finite(self.ci.hi))
+        return MetricComparisonDoc(
+            name=self.name,
+            group=self.group.to_document() if self.group else "geomean",
+            baseline=self.baseline,
+            candidate=self.candidate,
+            ratio=self.ci.ratio,
+            ci95=ci if level == 0.95 else None,
+            ci=None if level == 0.95 else ci,
+            significant=self.significant,
+            method=self.method,
+            runs=RunCountsDoc(candidate=self.runs[0], baseline=self.runs[1]),
         )
-        return doc
 
 
 @dataclass(frozen=True)
@@ -119,24 +123,28 @@ class Comparison:
     warnings: tuple[str, ...]
     level: float
 
+    def to_document(self) -> ComparisonDoc:
+        """`oltplab compare --json`."""
+        return ComparisonDoc(
+            level=self.level,
+            metrics=tuple(m.to_document(self.level) for m in self.metrics),
+            geomean=tuple(m.to_document(self.level) for m in self.geomean),
+            warnings=self.warnings,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "level": self.level,
-            "metrics": [m.to_json(self.level) for m in self.metrics],
-            "geomean": [m.to_json(self.level) for m in self.geomean],
-            "warnings": list(self.warnings),
-        }
+        doc: dict[str, Any] = document_json(self.to_document())
+        return doc
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
         for m in (*self.metrics, *self.geomean):
-            doc = m.to_json()
-            group = m.group.to_json() if m.group else {"workload": "geomean"}
+            group = document_json(m.group.to_document()) if m.group else {"workload": "geomean"}
             rows.append(
                 group
-                | {k: doc[k] for k in ("name", "baseline", "candidate", "ratio")}
-                | {"ci_lo": m.ci.lo, "ci_hi": m.ci.hi, "significant": m.significant}
-                | {"method": m.method}
+                | {"name": m.name, "baseline": m.baseline, "candidate": m.candidate}
+                | {"ratio": m.ratio, "ci_lo": m.ci.lo, "ci_hi": m.ci.hi}
+                | {"significant": m.significant, "method": m.method}
             )
         return pd.DataFrame(rows)
 
@@ -211,10 +219,9 @@ def _rates(analyses: list[RunAnalysis]) -> set[float]:
 def _grouped(analyses: list[RunAnalysis], shared_rates: set[float]) -> dict[GroupKey, list[Sample]]:
     groups: dict[GroupKey, list[Sample]] = {}
     for a in analyses:
-        workload = str((a.run.manifest.get("workload") or {}).get("name") or "unknown")
         for part in _parts(a):
             rate = part.rate_per_s if part.rate_per_s in shared_rates else None
-            key = GroupKey(workload, part.threads, part.step, rate)
+            key = GroupKey(a.run.workload, part.threads, part.step, rate)
             groups.setdefault(key, []).append(Sample(a, part))
     return groups
 
@@ -243,8 +250,7 @@ def _value(name: str, sample: Sample) -> float | None:
     if name == "tps":
         return sample.part.steady.mean_tps
     latency = sample.part.latency_ms
-    value = latency.get(name.removesuffix("_ms")) if latency else None
-    return None if value is None else float(value)
+    return latency.at(_rank(name)) if latency else None
 
 
 def _within(name: str, samples: list[Sample]) -> MeanCI | None:
@@ -285,7 +291,7 @@ def _geomean(name: str, results: list[MetricComparison], level: float) -> Metric
     se = math.sqrt(sum(s * s for s in log_ses)) / len(found)
     z = z_critical(level)
     ci = RatioCI(math.exp(centre), math.exp(centre - z * se), math.exp(centre + z * se), math.inf)
-    method = "runs" if all(m.method == "runs" for m in found) else "within-run"
+    method: ComparisonMethod = "runs" if all(m.method == "runs" for m in found) else "within-run"
     return MetricComparison(
         name,
         None,

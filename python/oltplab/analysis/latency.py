@@ -9,11 +9,11 @@ import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from oltplab import engine
-from oltplab.percentiles import key_of
+from oltplab.documents.analysis import WindowLatency
 from oltplab.rundir.hlog import HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS, HlogEntry
 
 NS_PER_MS = 1e6
-DEFAULT_RANKS = (50.0, 95.0, 99.0, 99.9)
+DEFAULT_RANKS = (50.0, 95.0, 99.0, 99.9)  # WindowLatency's
 # An interval belongs to a window when it lies inside it give or take this much: interval
 # edges are printed to the millisecond in the log.
 _EDGE_S = 0.002
@@ -57,24 +57,37 @@ def added(histograms: Sequence[HdrHistogram | None]) -> HdrHistogram | None:
     return total
 
 
-def latency_ms(
-    histogram: HdrHistogram | None, ranks: Sequence[float] = DEFAULT_RANKS
-) -> dict[str, float | int | None]:
-    """count, min, mean, the ranks (keys p50, p95, p99.9 …) and max, in milliseconds;
-    None values when the histogram is empty. Percentiles are clamped into [min, max], as
-    the engine's summary is (3 significant digits may round the top bucket above max)."""
-    count = 0 if histogram is None else int(histogram.get_total_count())
-    out: dict[str, float | int | None] = {"count": count}
-    if histogram is None or count == 0:
-        return out | {"min": None, "mean": None} | dict.fromkeys(map(key_of, ranks)) | {"max": None}
+def percentiles_ms(histogram: HdrHistogram, ranks: Sequence[float]) -> list[float]:
+    """The histogram's values at `ranks` in milliseconds, clamped into [min, max] as the
+    engine's summary is (3 significant digits may round the top bucket above max). The
+    histogram must not be empty."""
     low, high = histogram.get_min_value(), histogram.get_max_value()
     cumulative = np.cumsum(_counts(histogram))
-    out |= {"min": low / NS_PER_MS, "mean": mean_value(histogram) / NS_PER_MS}
-    for rank in ranks:
-        value = min(max(value_at_percentile(histogram, rank, cumulative), low), high)
-        out[key_of(rank)] = value / NS_PER_MS
-    out["max"] = high / NS_PER_MS
-    return out
+    return [
+        min(max(value_at_percentile(histogram, rank, cumulative), low), high) / NS_PER_MS
+        for rank in ranks
+    ]
+
+
+def window_latency(histogram: HdrHistogram | None) -> WindowLatency:
+    """count, min, mean, p50, p95, p99, p99.9 and max in milliseconds; all but the count
+    None when the histogram is empty (or None)."""
+    count = 0 if histogram is None else int(histogram.get_total_count())
+    if histogram is None or count == 0:
+        return WindowLatency(
+            count=count, min=None, mean=None, p50=None, p95=None, p99=None, p99_9=None, max=None
+        )
+    p50, p95, p99, p99_9 = percentiles_ms(histogram, DEFAULT_RANKS)
+    return WindowLatency(
+        count=count,
+        min=histogram.get_min_value() / NS_PER_MS,
+        mean=mean_value(histogram) / NS_PER_MS,
+        p50=p50,
+        p95=p95,
+        p99=p99,
+        p99_9=p99_9,
+        max=histogram.get_max_value() / NS_PER_MS,
+    )
 
 
 # hdrh walks every one of a histogram's ~34,000 counts in Python for each percentile and for

@@ -3,33 +3,83 @@ one row per workload and concurrency, the baseline server's value in absolute te
 other server as a ratio to it — with the interval rQPS tables lack, and significance."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from oltplab.analysis.compare import compare
+from oltplab.analysis._json import finite
+from oltplab.analysis.compare import MetricComparison, compare
 from oltplab.analysis.run_analysis import RunAnalysis, analyse, server_label
+from oltplab.documents.analysis import RelativeRowDoc, RelativeTableDoc, document_json
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import Run
 
 
 @dataclass(frozen=True)
-class RelativeTable:
-    """`frame` has columns workload, threads, rate_per_s (the open-loop rate of the row, None
-    in closed loop), baseline (the baseline's value) and, per other server, `<server>`
-    (ratio), `<server> lo`, `<server> hi`, `<server> sig`."""
+class RelativeRow:
+    """One workload and concurrency: the baseline's value and each other server's ratio."""
 
+    workload: str
+    threads: int
+    rate_per_s: float | None  # the open-loop rate of the row; None in closed loop
+    baseline: float
+    ratios: dict[str, MetricComparison] = field(default_factory=dict)  # server -> ratio
+
+    def to_document(self, servers: Sequence[str]) -> RelativeRowDoc:
+        """workload, threads, baseline and per server `<server>` (ratio), `<server> lo`,
+        `<server> hi`, `<server> sig` (null when that server has no run at this load)."""
+        row: RelativeRowDoc = {
+            "workload": self.workload,
+            "threads": self.threads,
+            "rate_per_s": self.rate_per_s,
+            "baseline": self.baseline,
+        }
+        for server in servers:
+            m = self.ratios.get(server)
+            row |= {
+                server: None if m is None else m.ratio,
+                f"{server} lo": None if m is None else finite(m.ci.lo),
+                f"{server} hi": None if m is None else finite(m.ci.hi),
+                f"{server} sig": None if m is None else m.significant,
+            }
+        return row
+
+
+@dataclass(frozen=True)
+class RelativeTable:
     metric: str
     baseline: str
     servers: tuple[str, ...]  # the other columns, in order of first appearance
-    frame: pd.DataFrame
+    rows: tuple[RelativeRow, ...]  # by workload and concurrency
     warnings: tuple[str, ...]
 
     @property
     def by_rate(self) -> bool:
         """Some row is an open-loop rate: the tables then show a rate column."""
-        return "rate_per_s" in self.frame and bool(self.frame["rate_per_s"].notna().any())
+        return any(r.rate_per_s is not None for r in self.rows)
+
+    def to_document(self) -> RelativeTableDoc:
+        """`oltplab table --json`."""
+        return RelativeTableDoc(
+            metric=self.metric,
+            baseline=self.baseline,
+            servers=self.servers,
+            rows=tuple(r.to_document(self.servers) for r in self.rows),
+            warnings=self.warnings,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = document_json(self.to_document())
+        return doc
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The rows as a table: columns workload, threads, rate_per_s (the open-loop rate of
+        the row, None in closed loop), baseline and, per other server,
+        `<server>` (ratio), `<server> lo`, `<server> hi`, `<server> sig`."""
+        return pd.DataFrame([r.to_document(self.servers) for r in self.rows])
 
 
 def relative_table(
@@ -53,7 +103,7 @@ def relative_table(
             f"no run of baseline '{base}'; the runs' servers are: {', '.join(by_server)}"
         )
     others = tuple(s for s in by_server if s != base)
-    rows: dict[tuple[str, int, int, float], dict[str, object]] = {}
+    rows: dict[tuple[str, int, int, float], RelativeRow] = {}
     warnings: list[str] = []
     for server in others:
         found = compare(by_server[server], by_server[base], metrics=[metric], level=level)
@@ -62,19 +112,8 @@ def relative_table(
             g = m.group
             assert g is not None
             row = rows.setdefault(
-                g.sort_key(),
-                {
-                    "workload": g.workload,
-                    "threads": g.threads,
-                    "rate_per_s": g.rate_per_s,
-                    "baseline": m.baseline,
-                },
+                g.sort_key(), RelativeRow(g.workload, g.threads, g.rate_per_s, baseline=m.baseline)
             )
-            row |= {
-                server: m.ratio,
-                f"{server} lo": m.ci.lo,
-                f"{server} hi": m.ci.hi,
-                f"{server} sig": m.significant,
-            }
-    frame = pd.DataFrame([rows[k] for k in sorted(rows)])
-    return RelativeTable(metric, base, others, frame, tuple(dict.fromkeys(warnings)))
+            row.ratios[server] = m
+    ordered = tuple(rows[k] for k in sorted(rows))
+    return RelativeTable(metric, base, others, ordered, tuple(dict.fromkeys(warnings)))

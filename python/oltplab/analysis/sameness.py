@@ -34,14 +34,9 @@ _VOLATILE_VARIABLE_PARTS = (
 _MAX_VARIABLES_UNDER_TEST = 3
 
 
-def _options(run: Run) -> dict[str, Any]:
-    options: dict[str, Any] = (run.manifest.get("workload") or {}).get("options") or {}
-    return options
-
-
 def comparable_variables(run: Run) -> dict[str, str]:
     """The run's server variables that describe behaviour (paths, ports and the like left out)."""
-    variables: dict[str, str] = (run.manifest.get("target") or {}).get("server_variables") or {}
+    variables = run.doc.target.server_variables or {}
     return {
         k: v
         for k, v in variables.items()
@@ -63,34 +58,27 @@ def option_warnings(runs: Sequence[Run]) -> list[str]:
     warnings = []
     by_name = _names(runs)
     # Options some runs lack come from other oltplab versions: not a difference in the work.
-    shared = set.intersection(*(set(_options(r)) for r in runs)) if runs else set()
+    shared = set.intersection(*(set(r.options) for r in runs)) if runs else set()
     keys = sorted(shared - _RUN_OPTIONS - _LOAD_OPTIONS)
     data = [k for k in keys if k in _DATA_OPTIONS]
     rest = [k for k in keys if k not in _DATA_OPTIONS]
     for group, what in ((data, "data size"), (rest, "workload options")):
         for key in group:
-            values = {name: _options(r).get(key) for name, r in by_name.items()}
+            values = {name: r.options.get(key) for name, r in by_name.items()}
             if _differing(values):
                 warnings.append(f"{what} differ: {key} = {_listing(values)}")
     return warnings
 
 
 def client_warnings(runs: Sequence[Run]) -> list[str]:
-    values = {
-        name: f"{(r.manifest.get('tool') or {}).get('name')} "
-        f"{(r.manifest.get('tool') or {}).get('version')}"
-        for name, r in _names(runs).items()
-    }
+    values = {name: f"{r.doc.tool.name} {r.doc.tool.version}" for name, r in _names(runs).items()}
     return [f"client versions differ: {_listing(values)}"] if _differing(values) else []
 
 
 def server_warnings(side: str, runs: Sequence[Run]) -> list[str]:
     """Runs of one side should have run on the same server with the same configuration."""
     warnings = []
-    versions = {
-        name: (r.manifest.get("target") or {}).get("server_version")
-        for name, r in _names(runs).items()
-    }
+    versions = {name: r.doc.target.server_version for name, r in _names(runs).items()}
     if _differing(versions):
         warnings.append(f"{side} runs ran on different server versions: {_listing(versions)}")
     differing = differing_variables(runs)
@@ -115,7 +103,7 @@ def differing_variables(runs: Iterable[Run]) -> list[str]:
 def between_sides_warnings(candidates: Sequence[Run], baselines: Sequence[Run]) -> list[str]:
     """The server variables that differ between the sides are the variables under test;
     more than a few means the comparison is not of one change."""
-    drivers = {(r.manifest.get("target") or {}).get("driver") for r in (*candidates, *baselines)}
+    drivers = {r.doc.target.driver for r in (*candidates, *baselines)}
     if len(drivers) > 1:
         return [f"the sides ran on different database engines ({', '.join(map(str, drivers))})"]
     differing = differing_variables([candidates[0], baselines[0]])

@@ -115,12 +115,15 @@ def measure_stalls(
 
 
 def _outside(timeline: Timeline, stalls: Sequence[Stall]) -> npt.NDArray[np.bool_]:
-    """The ordinary intervals: those no stall (in whole intervals) touches."""
+    """The ordinary intervals: those no stall (in whole intervals) touches, nor the one right
+    after it (its longest wait is the stall's, its completions a catch-up)."""
     inside = np.zeros(timeline.start_s.size, dtype=bool)
     for stall in stalls:
         inside |= (timeline.end_s > stall.start_s + _EDGE_S) & (
             timeline.start_s < stall.end_s - _EDGE_S
         )
+        after = np.searchsorted(timeline.start_s, stall.end_s - _EDGE_S)
+        inside[after : after + 1] = True
     return ~inside
 
 
@@ -131,14 +134,12 @@ def _ordinary_wait_s(timeline: Timeline, ordinary: npt.NDArray[np.bool_]) -> flo
     return float(np.median(waits)) if waits.size else 0.0
 
 
-def _rate_before(
-    row: int, timeline: Timeline, ordinary: npt.NDArray[np.bool_], load: Load
-) -> float:
-    """The completion rate of the ordinary intervals just before `row` (the interval in which
-    the pause began is not one of them); the run's steady rate when there are none."""
-    first = max(0, row - RATE_ROWS)
-    rates = timeline.tps[first:row][ordinary[first:row]]
-    rate = float(np.median(rates)) if rates.size else load.rate_tps
+def _rate_of(rows: range, timeline: Timeline, ordinary: npt.NDArray[np.bool_], load: Load) -> float:
+    """The median completion rate of the ordinary intervals among `rows` (those that exist):
+    local, so that a warm-up or a drift elsewhere does not move it; the run's steady rate when
+    there are none."""
+    picked = [i for i in rows if 0 <= i < timeline.start_s.size and ordinary[i]]
+    rate = float(np.median(timeline.tps[picked])) if picked else load.rate_tps
     return rate if rate > 0 else load.rate_tps
 
 
@@ -170,7 +171,9 @@ def _measured(
     if not np.isfinite(wait_s):
         return stall
     before = first - 1 if timeline.adjoins(first) else first
-    began = _began_s(before, first, timeline, ordinary, load)
+    estimate, window = _began_s(before, first, timeline, ordinary, load)
+    lo, hi = _start_range(window, after, timeline, ordinary)
+    began = float(np.clip(estimate, lo, hi))
     ended = _ended_s(began, after, timeline, ordinary_s)
     return Stall(
         start_s=began,
@@ -180,25 +183,50 @@ def _measured(
         intervals=stall.intervals,
         method="latency",
         low_intervals_s=stall.duration_s,
+        start_range_s=(lo, hi),
     )
 
 
 def _began_s(
     before: int, first: int, timeline: Timeline, ordinary: npt.NDArray[np.bool_], load: Load
-) -> float:
-    """When the pause began: what completed in its interval before it, at the rate of the
-    intervals just before. Row `before` is the ordinary one before the stall's first row.
-    A trickle in the stall's first row means the pause began there, `before` being full (its
-    own rate is then the nearest); an empty first row means it began in `before`."""
+) -> tuple[float, tuple[float, float]]:
+    """When the pause began, from what completed in its interval before it, at the rate of the
+    intervals just before; and the interval it began in (a hard bound). Row `before` is the
+    ordinary one before the stall's first row. A trickle in the stall's first row means the
+    pause began there, `before` being full (its own rate is then the nearest); an empty first
+    row means it began in `before`."""
     if before < first and timeline.transactions[first] > 0:
-        rate = float(timeline.tps[before]) or _rate_before(before, timeline, ordinary, load)
+        rate = float(timeline.tps[before]) or _rate_of(
+            range(before - RATE_ROWS, before), timeline, ordinary, load
+        )
         origin, latest = float(timeline.start_s[first]), float(timeline.end_s[first])
         completions = float(timeline.transactions[first])
     else:
-        rate = _rate_before(before, timeline, ordinary, load)
+        rate = _rate_of(range(before - RATE_ROWS, before), timeline, ordinary, load)
         origin, latest = float(timeline.start_s[before]), float(timeline.start_s[first])
         completions = float(timeline.transactions[before]) if before < first else 0.0
-    return float(np.clip(origin + completions / rate, origin, max(origin, latest)))
+    latest = max(origin, latest)
+    began = float(np.clip(origin + completions / rate, origin, latest))
+    return began, (origin, latest)
+
+
+def _start_range(
+    window: tuple[float, float], after: int, timeline: Timeline, ordinary: npt.NDArray[np.bool_]
+) -> tuple[float, float]:
+    """Where the pause began, for certain, give or take L, the longest ordinary wait (what
+    the client itself may be late by: a completion is counted when the client reads it, a
+    transaction starts when the client gets to it). The throughput places it in `window`
+    (the client saw the last completions up to L after it); the longest wait d, ending in row
+    `after` = [a0, a1], belongs to a transaction that started at t - d, within L of the pause
+    (in flight when it began, or started just after it on an answer already on its way): so
+    it began in [a0 - d - L, a1 - d + L]. Both together, or `window` widened by L when they
+    disagree (not a pause of this model)."""
+    waits = timeline.lat_max_s[ordinary]
+    longest_s = float(np.max(waits[np.isfinite(waits)], initial=0.0))
+    wait_s = float(timeline.lat_max_s[after])
+    lo = max(window[0] - longest_s, float(timeline.start_s[after]) - wait_s - longest_s)
+    hi = min(window[1], float(timeline.end_s[after]) - wait_s + longest_s)
+    return (lo, hi) if lo <= hi else (window[0] - longest_s, window[1])
 
 
 def _ended_s(began_s: float, after: int, timeline: Timeline, ordinary_s: float) -> float:
@@ -278,8 +306,10 @@ def _from_wait(
     before = row - 1 if timeline.adjoins(row) else row
     origin = float(timeline.start_s[before])
     completions = float(timeline.transactions[before:row].sum())
-    rate_tps = _rate_before(before, timeline, ordinary, load)
-    began = float(np.clip(origin + completions / rate_tps, origin, timeline.start_s[row]))
+    rate_tps = _rate_of(range(before - RATE_ROWS, before), timeline, ordinary, load)
+    window = (origin, max(origin, float(timeline.start_s[row])))
+    lo, hi = _start_range(window, row, timeline, ordinary)
+    began = float(np.clip(origin + completions / rate_tps, lo, hi))
     ended = _ended_s(began, row, timeline, ordinary_s)
     tps = timeline.tps[before : row + 1]
     lengths = (timeline.end_s - timeline.start_s)[before : row + 1]
@@ -291,4 +321,5 @@ def _from_wait(
         intervals=int(row - before + 1),
         method="latency",
         low_intervals_s=0.0,
+        start_range_s=(lo, hi),
     )

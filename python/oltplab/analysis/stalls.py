@@ -13,6 +13,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from oltplab.analysis._json import JsonDataclass
+from oltplab.documents.analysis import MovedMetric
+from oltplab.rundir.intervals import Column
 
 FloatArray = npt.NDArray[np.float64]
 # A metric "changed notably" when its stall value is this many times the outside median,
@@ -25,8 +27,8 @@ class Stall(JsonDataclass):
     """One episode, in seconds since the load started. From whole intervals (`method`
     "intervals"), `start_s` is the start of its first interval below the threshold; measured
     by stall_length.py ("latency"), the start and length are estimated within an interval,
-    and `low_intervals_s` keeps the length of the intervals below the threshold (0 when the
-    pause left none)."""
+    `low_intervals_s` keeps the length of the intervals below the threshold (0 when the
+    pause left none) and `start_range_s` the bounds of the start."""
 
     start_s: float
     duration_s: float
@@ -35,6 +37,8 @@ class Stall(JsonDataclass):
     intervals: int  # the intervals it touched
     method: str = "intervals"
     low_intervals_s: float | None = None
+    # Measured: where the evidence places the start for certain (its estimate lies inside).
+    start_range_s: tuple[float, float] | None = None
 
     @property
     def end_s(self) -> float:
@@ -90,26 +94,26 @@ def find_stalls(
 
 def coincident_metrics(
     stall: Stall, metrics: pd.DataFrame, window_s: float = 60.0
-) -> dict[str, dict[str, float | None]]:
+) -> dict[str, MovedMetric]:
     """Numeric metric columns that changed notably during `stall`.
 
     `metrics` is a system.csv/server.csv-like frame with `t_s` = interval end. Rows whose
     interval overlaps the stall are "during" (their mean is reported); rows within `window_s`
     before or after it are the local baseline (their median), so slow trends over a long run
     do not count. A column is listed when during > 2x or < 0.5x the baseline, or when the
-    baseline is 0 and the stall value is not. Returns {column: {during, outside_median,
-    ratio}}, ratio None when the baseline is 0.
+    baseline is 0 and the stall value is not. Returns {column: MovedMetric}, ratio None when
+    the baseline is 0.
     """
-    t_end = metrics["t_s"].to_numpy(dtype=np.float64)
+    t_end = metrics[Column.t_s].to_numpy(dtype=np.float64)
     # A metric row covers (t - step, t]; its step is the sampling period of the frame.
     step = float(np.median(np.diff(t_end))) if t_end.size > 1 else 0.0
     during = (t_end > stall.start_s) & (t_end - step < stall.end_s)
     near = (t_end > stall.start_s - window_s) & (t_end - step < stall.end_s + window_s)
     outside = near & ~during
-    found: dict[str, dict[str, float | None]] = {}
+    found: dict[str, MovedMetric] = {}
     if not during.any() or not outside.any():
         return found
-    numeric = metrics.select_dtypes(include="number").drop(columns="t_s")
+    numeric = metrics.select_dtypes(include="number").drop(columns=Column.t_s)
     for column in numeric.columns:
         values = numeric[column].to_numpy(dtype=np.float64)
         inside, base = values[during], values[outside]
@@ -118,9 +122,9 @@ def coincident_metrics(
         value, baseline = float(np.nanmean(inside)), float(np.nanmedian(base))
         if baseline == 0.0:
             if value != 0.0:
-                found[str(column)] = {"during": value, "outside_median": 0.0, "ratio": None}
+                found[str(column)] = MovedMetric(during=value, outside_median=0.0, ratio=None)
             continue
         ratio = value / baseline
         if ratio > NOTABLE_FACTOR or ratio < 1.0 / NOTABLE_FACTOR:
-            found[str(column)] = {"during": value, "outside_median": baseline, "ratio": ratio}
+            found[str(column)] = MovedMetric(during=value, outside_median=baseline, ratio=ratio)
     return found

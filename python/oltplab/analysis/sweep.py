@@ -15,11 +15,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from oltplab.analysis._json import plain
-from oltplab.analysis.latency import DEFAULT_RANKS, added, latency_ms
+from oltplab.analysis._json import finite
+from oltplab.analysis.latency import added, window_latency
 from oltplab.analysis.quantiles import t_critical, z_critical
 from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse, server_label
 from oltplab.analysis.usl import UslFit, fit_usl
+from oltplab.documents.analysis import (
+    SweepDoc,
+    SweepPointDoc,
+    UslDoc,
+    WindowLatency,
+    document_json,
+)
 from oltplab.rundir import Run
 
 MIN_USL_POINTS = 3
@@ -34,7 +41,7 @@ class SweepPoint:
     tps_mean: float
     tps_ci: tuple[float, float]
     tps_se: float
-    latency_ms: dict[str, Any]
+    latency_ms: WindowLatency  # the runs' steady windows' histograms added
     little_ratio: float | None  # X·R̄/N: near 1 in a healthy closed loop
 
 
@@ -44,31 +51,60 @@ class Sweep:
     fits: dict[tuple[str, str], UslFit]  # (server, workload) -> fit
     warnings: tuple[str, ...]
 
+    def to_document(self) -> SweepDoc:
+        return SweepDoc(
+            points=tuple(self._point_document(p) for p in self.points),
+            usl=tuple(_usl_document(key, fit) for key, fit in self.fits.items()),
+            warnings=self.warnings,
+        )
+
+    def _point_document(self, p: SweepPoint) -> SweepPointDoc:
+        fit = self.fits.get((p.server, p.workload))
+        latency = p.latency_ms
+        return SweepPointDoc(
+            server=p.server,
+            workload=p.workload,
+            threads=p.threads,
+            runs=p.runs,
+            tps=p.tps_mean,
+            tps_ci_lo=finite(p.tps_ci[0]),
+            tps_ci_hi=finite(p.tps_ci[1]),
+            p50_ms=latency.p50,
+            p95_ms=latency.p95,
+            p99_ms=latency.p99,
+            p99_9_ms=latency.p99_9,
+            little_ratio=p.little_ratio,
+            usl_tps=finite(fit.predict(p.threads)) if fit else None,
+        )
+
     def to_frame(self) -> pd.DataFrame:
-        rows = []
-        for p in self.points:
-            fit = self.fits.get((p.server, p.workload))
-            rows.append(
-                {"server": p.server, "workload": p.workload, "threads": p.threads, "runs": p.runs}
-                | {"tps": p.tps_mean, "tps_ci_lo": p.tps_ci[0], "tps_ci_hi": p.tps_ci[1]}
-                | {f"{k}_ms": v for k, v in p.latency_ms.items() if k.startswith("p")}
-                | {"little_ratio": p.little_ratio}
-                | {"usl_tps": fit.predict(p.threads) if fit else None}
-            )
-        return pd.DataFrame(rows)
+        """One row per point: the document's points as a table."""
+        return pd.DataFrame([document_json(p) for p in self.to_document().points])
 
     def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = plain(
-            {
-                "points": self.to_frame().to_dict(orient="records"),
-                "usl": [
-                    {"server": server, "workload": workload} | fit.to_json()
-                    for (server, workload), fit in self.fits.items()
-                ],
-                "warnings": list(self.warnings),
-            }
-        )
+        doc: dict[str, Any] = document_json(self.to_document())
         return doc
+
+
+def _usl_document(key: tuple[str, str], fit: UslFit) -> UslDoc:
+    server, workload = key
+    return UslDoc(
+        server=server,
+        workload=workload,
+        alpha=finite(fit.alpha),
+        beta=finite(fit.beta),
+        gamma_tps=finite(fit.gamma_tps),
+        alpha_se=finite(fit.alpha_se),
+        beta_se=finite(fit.beta_se),
+        gamma_se_tps=finite(fit.gamma_se_tps),
+        peak_concurrency=finite(fit.peak_concurrency),
+        peak_throughput_tps=finite(fit.peak_throughput_tps),
+        r_squared=finite(fit.r_squared),
+        nrmse_pct=finite(fit.nrmse_pct),
+        n_points=fit.n_points,
+        max_concurrency=fit.max_concurrency,
+        warnings=fit.warnings,
+    )
 
 
 def sweep(runs: Sequence[Run | str | Path | RunAnalysis], level: float = 0.95) -> Sweep:
@@ -76,10 +112,9 @@ def sweep(runs: Sequence[Run | str | Path | RunAnalysis], level: float = 0.95) -
     groups: dict[tuple[str, str, int], list[tuple[RunAnalysis, PartAnalysis]]] = {}
     for run in runs:
         a = run if isinstance(run, RunAnalysis) else analyse(run)
-        workload = str((a.run.manifest.get("workload") or {}).get("name") or "unknown")
         for part in a.steps or ((a.whole,) if a.whole else ()):
             if not part.rate_per_s and part.threads:
-                key = (server_label(a.run), workload, part.threads)
+                key = (server_label(a.run), a.run.workload, part.threads)
                 groups.setdefault(key, []).append((a, part))
     points = tuple(_point(key, members, level) for key, members in sorted(groups.items()))
     fits, warnings = {}, []
@@ -114,9 +149,8 @@ def _point(
         se = members[0][1].steady.se_tps
         q = z_critical(level)
     mean = float(means.mean())
-    latency = latency_ms(added([part.histogram for _, part in members]), DEFAULT_RANKS)
-    mean_ms = latency.get("mean")
-    little = mean * float(mean_ms) / 1000 / threads if mean_ms else None
+    latency = window_latency(added([part.histogram for _, part in members]))
+    little = mean * latency.mean / 1000 / threads if latency.mean else None
     return SweepPoint(
         server,
         workload,

@@ -107,17 +107,14 @@ class RunDisplay:
         """The reports: sysbench's (unless the run failed, as sysbench), then oltplab's."""
         if self._status is not None:
             self._status.clear()
-        manifest = result.manifest
+        doc = result.doc
         text = ""
-        if manifest.get("stop_reason") != "error" and manifest.get("summary") is not None:
-            histogram_ms = result.raw.get("histogram_ms")
-            if histogram_ms is not None:
-                text += sysbench_text.histogram_block(histogram_ms)
-            text += sysbench_text.final_report(
-                sysbench_text.CumulativeStats.from_manifest(manifest)
-            )
+        if doc.stop_reason != "error" and doc.summary is not None:
+            if doc.summary.histogram_ms is not None:
+                text += sysbench_text.histogram_block(doc.summary.histogram_ms)
+            text += sysbench_text.final_report(sysbench_text.CumulativeStats.from_manifest(doc))
         if self._summary:
-            text += oltplab_text.summary_text(manifest, result.path)
+            text += oltplab_text.summary_text(doc, result.path)
         self._print(text)
 
 

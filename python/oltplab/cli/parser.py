@@ -158,14 +158,15 @@ def _parse_verb(verb: str, args: list[str], catalog: Catalog) -> VerbArgs | None
     options = {k: v for k, v in values.items() if k not in (*_OWN, "help")}
     for warning in ignored_option_warnings(values.get("db"), options):
         print(f"oltplab: warning: {warning}", file=sys.stderr)
+    ray = getattr(namespace, "ray", None)
     return VerbArgs(
         workload=workload,
-        db=values.get("db"),
-        out=values.get("out"),
-        metrics=values.get("metrics"),
+        db=getattr(namespace, "db", None),
+        out=getattr(namespace, "out", None),
+        metrics=getattr(namespace, "metrics", None),
         options=options,
-        ray=values.get("ray"),
-        clients=_clients(values.get("ray"), values.get("clients")),
+        ray=ray,
+        clients=_clients(ray, getattr(namespace, "clients", None)),
     )
 
 

@@ -6,29 +6,19 @@ with the smallest delay is kept (NTP keeps the best of its last eight).
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
-from oltplab._types import Json
+from oltplab.documents.run import ClockOffset  # as run.json's distributed.clients[] hold it
 
 SAMPLES = 20
-
-
-@dataclass(frozen=True)
-class ClockOffset:
-    offset_s: float  # client clock minus driver clock
-    delay_s: float  # the kept round trip
-    bound_s: float  # |error| of offset_s is at most this (delay / 2)
-    samples: int
-
-    def to_json(self) -> Json:
-        return asdict(self)
 
 
 def estimate(samples: list[tuple[float, float, float]]) -> ClockOffset:
     """From (t0, t1, t3) triples: driver send, client clock, driver receive."""
     t0, t1, t3 = min(samples, key=lambda s: s[2] - s[0])
     delay_s = t3 - t0
-    return ClockOffset(t1 - (t0 + t3) / 2, delay_s, delay_s / 2, len(samples))
+    return ClockOffset(
+        offset_s=t1 - (t0 + t3) / 2, delay_s=delay_s, bound_s=delay_s / 2, samples=len(samples)
+    )
 
 
 def measure(client_now: Callable[[], float], samples: int = SAMPLES) -> ClockOffset:

@@ -9,7 +9,7 @@ import signal
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
@@ -29,6 +29,7 @@ from oltplab.distributed.shares import (
     split_load,
     with_fixed_seed,
 )
+from oltplab.documents.run import ClockOffset, Distributed, MergeCost
 from oltplab.exceptions import (
     ConfigError,
     ConnectError,
@@ -39,7 +40,7 @@ from oltplab.exceptions import (
 from oltplab.metrics import MetricsSampler
 from oltplab.rundir import RunWriter, create_default_run_dir, create_run_dir
 from oltplab.rundir.manifest import initial_manifest, iso_utc
-from oltplab.runner import RunResult
+from oltplab.runner import LabFields, RunResult, with_extras
 
 POLL_S = 0.2
 # How long after an interval boundary the driver drains: the clients' interval events have
@@ -137,15 +138,15 @@ class _Run:
             ray.kill(client.actor, no_restart=True)  # an unresponsive one must not load on
 
     def emit(self, on_event: EventHandler | None) -> None:
-        started = [c.started for c in self.clients if c.started is not None]
+        events = [c.started for c in self.clients if c.started is not None]
         every = all(c.started is not None or c.ended for c in self.clients)
-        if not self.started_sent and started and every:
+        if not self.started_sent and events and every:
             event = {
                 "event": "started",
-                "threads": sum(int(s["threads"]) for s in started),
-                "connect_s": max((float(s["connect_s"]) for s in started), default=0.0),
+                "threads": sum(int(started["threads"]) for started in events),
+                "connect_s": max((float(started["connect_s"]) for started in events), default=0),
                 "started_at": self.run_start,
-                "planned_s": max((float(s["planned_s"]) for s in started), default=0.0),
+                "planned_s": max((float(started["planned_s"]) for started in events), default=0),
             }
             self._deliver(event, on_event)
             self.started_sent = True
@@ -252,21 +253,23 @@ def _prepare_clients(
     return clients
 
 
-def _clock_of(ray: Any, actor: Any, samples: int = clock.SAMPLES) -> clock.ClockOffset:
+def _clock_of(ray: Any, actor: Any, samples: int = clock.SAMPLES) -> ClockOffset:
     def client_now() -> float:
         return float(ray.get(actor.now.remote()))
 
     return clock.measure(client_now, samples)
 
 
-def distributed_plan(address: str, clients: list[Client], start_at: float, margin_s: float) -> Json:
-    return {
-        "ray_address": address,
-        "start_at": iso_utc(start_at),
-        "start_margin_s": margin_s,
-        "clients": [c.to_json() for c in clients],
-        "losses": [],
-    }
+def distributed_plan(
+    address: str, clients: list[Client], start_at: float, margin_s: float
+) -> Distributed:
+    return Distributed(
+        ray_address=address,
+        start_at=iso_utc(start_at),
+        start_margin_s=margin_s,
+        clients=tuple(c.record() for c in clients),
+        losses=(),
+    )
 
 
 def run(
@@ -281,12 +284,12 @@ def run(
     results_root: Path = DEFAULT_RESULTS_ROOT,
     on_event: EventHandler | None = None,
     metrics: Sequence[str] = (),
-    extra: Mapping[str, Any] | None = None,
+    lab: LabFields | None = None,
 ) -> RunResult:
     """Runs `workload` on `clients` engine actors and writes one merged run directory.
 
-    `metrics` and `extra` as in `oltplab.run`: system.csv (the driver's host) and server.csv
-    sampled by the driver on the merged interval grid; fields added to run.json (a lab's)."""
+    `metrics` and `lab` as in `oltplab.run`: system.csv (the driver's host) and server.csv
+    sampled by the driver on the merged interval grid; a lab cell's fields in run.json."""
     db_url = check_target(db)
     effective = with_fixed_seed(load_catalog().resolve(workload, options))
     if any(str(effective.get(p) or "") for p in _PLANS):
@@ -314,7 +317,7 @@ def run(
             argv,
             on_event,
             ray_address,
-            _Extras(tuple(metrics), dict(extra or {})),
+            _Extras(tuple(metrics), lab),
         )
     except BaseException:
         if created and not (run_dir / "run.json").exists():
@@ -343,10 +346,10 @@ def _run_placed(
     margin_s = start_margin_s(clients)
     start_at = time.time() + margin_s
     manifest = initial_manifest(workload=workload, options=effective, db_url=db_url, argv=argv)
-    manifest["distributed"] = distributed_plan(address, clients, start_at, margin_s)
-    if sampler is not None:
-        manifest = sampler.recorded_in(manifest)
-    writer = RunWriter.create(run_dir, manifest | extras.fields, created_dir=created)
+    manifest = replace(manifest, distributed=distributed_plan(address, clients, start_at, margin_s))
+    writer = RunWriter.create(
+        run_dir, with_extras(manifest, sampler, extras.lab), created_dir=created
+    )
     merge = engine.RunMerge(engine.build_spec(workload, db_url, effective))
     state = _Run(writer, clients, effective, merge, sampler)
     state.run_start = start_at
@@ -381,7 +384,7 @@ def _run_placed(
 @dataclass(frozen=True)
 class _Extras:
     metrics: tuple[str, ...]
-    fields: Json  # added to run.json
+    lab: LabFields | None  # a lab cell's fields in run.json
 
 
 _ENGINE_ERRORS: dict[str, type[OltpLabError]] = {
@@ -409,7 +412,7 @@ def _finish(state: _Run, interrupted: bool) -> RunResult:
     failures = [f"client {c.index}: {c.error}" for c in clients if c.error is not None]
     late = any((c.start_late_s() or 0.0) > START_LATE_LIMIT_S for c in clients)
     error = "; ".join([*failures, *filter(None, [state.losses.describe()])]) or None
-    ended = [float(r["ended_at"]) - c.clock.offset_s for c, r in _with_results(clients)]
+    ended = [float(result["ended_at"]) - c.clock.offset_s for c, result in _with_results(clients)]
     own_flags = {"client_lost": bool(state.losses.items), "client_started_late": late}
     result = state.merge.finish(
         results,
@@ -419,12 +422,15 @@ def _finish(state: _Run, interrupted: bool) -> RunResult:
         error=error,
         flags=[flag for flag, raised in own_flags.items() if raised],
     )
-    distributed = state.writer.manifest["distributed"] | {
-        "clients": [c.to_json() for c in clients],
-        "losses": state.losses.items,
-        "merge": {"intervals": state.merged_intervals, "driver_cpu_s": state.merge_s},
-    }
-    state.writer.manifest = state.writer.manifest | {"distributed": distributed}
+    planned = state.writer.manifest.distributed
+    assert planned is not None  # written before the clients started
+    distributed = replace(
+        planned,
+        clients=tuple(c.record() for c in clients),
+        losses=tuple(state.losses.items),
+        merge=MergeCost(intervals=state.merged_intervals, driver_cpu_s=state.merge_s),
+    )
+    state.writer.manifest = replace(state.writer.manifest, distributed=distributed)
     manifest = state.writer.finish(result)
     return RunResult(state.writer.run_dir, manifest, raw=result)
 

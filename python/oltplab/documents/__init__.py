@@ -1,7 +1,8 @@
 """Typed definitions of the documents oltplab shares between its parts: run.json (one run),
-lab.json (one lab). Everything that reads or writes them goes through these definitions, so
-the lab, the report and distributed runs agree on one shape (docs/run-directory.md,
-docs/labs.md)."""
+lab.json (one lab) and the analysis documents (`show`, `compare`, `table --json`). Everything
+that reads or writes them goes through these definitions, so the lab, the report and
+distributed runs agree on one shape (docs/run-directory.md, docs/labs.md). codec.py turns
+the run and analysis documents into JSON and back."""
 
 from oltplab.documents.lab import (
     CELL_STATUSES,
@@ -32,7 +33,10 @@ from oltplab.documents.run import (
     LabRef,
     Pinning,
     RunManifest,
-    as_run_manifest,
+    Segment,
+    Summary,
+    run_manifest_json,
+    run_manifest_of,
 )
 
 __all__ = [
@@ -57,10 +61,13 @@ __all__ = [
     "Pinning",
     "PreparedData",
     "RunManifest",
+    "Segment",
     "ServerSpec",
+    "Summary",
     "WorkloadSpec",
-    "as_run_manifest",
     "is_lab_dir",
     "read_lab_document",
+    "run_manifest_json",
+    "run_manifest_of",
     "write_lab_document",
 ]

@@ -156,9 +156,9 @@ def execute_cell(ctx: LabContext, cell: CellRecord, url: str) -> runner.RunResul
     run_dir = ctx.lab_dir / RUNS_DIR / cell.id
     _set_aside(run_dir)
     cell.run_dir = str(run_dir.relative_to(ctx.lab_dir))
-    extra = {
-        "label": f"{cell.server}/{cell.config}",
-        "lab": LabRef(
+    fields = runner.LabFields(
+        label=f"{cell.server}/{cell.config}",
+        lab=LabRef(
             name=spec.name,
             dir=str(ctx.lab_dir.resolve()),
             cell=cell.id,
@@ -168,17 +168,17 @@ def execute_cell(ctx: LabContext, cell: CellRecord, url: str) -> runner.RunResul
             config_variables=ctx.doc.config_variables[cell.server][cell.config],
             restore_s=cell.restore_s,
         ),
-        "pinning": Pinning(
+        pinning=Pinning(
             client_cpus=spec.client_cpus,
             client_cpus_allowed=cpus_allowed_list(),
             server_cpus=server.cpus,
             server_cpus_allowed=ctx.servers.cpus_allowed(server.name),
         ),
-        "host_busy": HostBusy(busy_pct=busy, cores=os.cpu_count() or 1),
-    }
+        host_busy=HostBusy(busy_pct=busy, cores=os.cpu_count() or 1),
+    )
     try:
         return ctx.load.run(
-            w.name, url, run_options(ctx, w, cell), out=run_dir, metrics=spec.metrics, extra=extra
+            w.name, url, run_options(ctx, w, cell), out=run_dir, metrics=spec.metrics, lab=fields
         )
     finally:
         if writes(w.name):  # also when it failed or was interrupted: the data moved

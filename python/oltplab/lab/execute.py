@@ -145,27 +145,25 @@ def _run_one(ctx: LabContext, cell: CellRecord, index: int, total: int) -> bool:
         return False
     except OltpLabError as e:
         return _fail_cell(ctx, cell, str(e), f"[{index}/{total}]")
-    summary = result.manifest.get("summary") or {}
-    measured_s = float(summary.get("duration_s") or 0.0) + float(summary.get("warmup_s") or 0.0)
+    summary = result.summary
+    measured_s = 0.0 if summary is None else summary.duration_s + summary.warmup_s
     cell.overhead_s = round(time.monotonic() - began - measured_s, 3)
     cell.ended_at = _now()
     if result.stop_reason == "interrupted":
         cell.status = "interrupted"
         _save(ctx)
         return False
-    if result.manifest.get("complete"):
+    if result.complete and summary is not None:
         cell.status = "done"
-        p95 = (summary.get("latency_ms") or {}).get("p95")
+        p95 = summary.latency_ms.p95
         restore = f", restore {cell.restore_s:.1f} s" if cell.restore_s is not None else ""
         ctx.say(
-            f"[{index}/{total}] {cell.id}: {summary.get('tps', 0):.1f} tps, "
+            f"[{index}/{total}] {cell.id}: {summary.tps:.1f} tps, "
             f"p95 {p95 if p95 is None else round(p95, 2)} ms{restore}"
         )
         _save(ctx)
         return True
-    return _fail_cell(
-        ctx, cell, result.manifest.get("error") or result.stop_reason, f"[{index}/{total}]"
-    )
+    return _fail_cell(ctx, cell, result.doc.error or result.stop_reason, f"[{index}/{total}]")
 
 
 def run_lab(

@@ -9,9 +9,9 @@ import hashlib
 import json
 import random
 from collections.abc import Iterator
-from typing import Any
 
 from oltplab.documents.lab import CellRecord, LabSpec, ServerSpec, WorkloadSpec
+from oltplab.redact import redact_url
 
 
 def cell_id(server: str, config: str, workload: str, load: str, repeat: int) -> str:
@@ -107,47 +107,55 @@ _SAME_LAB_KEYS = (
 def resume_difference(old: LabSpec, new: LabSpec) -> str | None:
     """Why `new` cannot resume a lab started as `old`; None when it only adds cells (more
     repeats, thread counts, rates, workloads, configs or servers)."""
-    before, after = old.to_json(), new.to_json()
     for key in _SAME_LAB_KEYS:
-        if before[key] != after[key]:
-            return f"[lab] {key.removesuffix('_s')} changed from {before[key]!r} to {after[key]!r}"
+        before, after = getattr(old, key), getattr(new, key)
+        if before != after:
+            return f"[lab] {key.removesuffix('_s')} changed from {before!r} to {after!r}"
     if new.repeats < old.repeats:
         return f"repeats went down from {old.repeats} to {new.repeats}"
-    servers = {s["name"]: s for s in after["servers"]}
-    for s in before["servers"]:
-        why = _server_difference(s, servers.get(s["name"]))
+    servers = {s.name: s for s in new.servers}
+    for s in old.servers:
+        why = _server_difference(s, servers.get(s.name))
         if why is not None:
             return why
-    workloads = {w["label"] or w["name"]: w for w in after["workloads"]}
-    for w in before["workloads"]:
-        why = _workload_difference(w, workloads.get(w["label"] or w["name"]))
+    workloads = {w.key: w for w in new.workloads}
+    for w in old.workloads:
+        why = _workload_difference(w, workloads.get(w.key))
         if why is not None:
             return why
     return None
 
 
-def _server_difference(old: dict[str, Any], new: dict[str, Any] | None) -> str | None:
+def _server_difference(old: ServerSpec, new: ServerSpec | None) -> str | None:
     if new is None:
-        return f"server {old['name']} was removed"
-    for key in ("engine", "url", "cpus", "max_connections", "settings"):
-        if old[key] != new[key]:
-            return f"server {old['name']}'s {key} changed"
-    for config, variables in old["configs"].items():
-        if config not in new["configs"]:
-            return f"config {old['name']}.{config} was removed"
-        if new["configs"][config] != variables:
-            return f"config {old['name']}.{config} changed"
+        return f"server {old.name} was removed"
+    if _redacted(old.url) != _redacted(new.url):  # lab.json keeps URLs redacted
+        return f"server {old.name}'s url changed"
+    for key in ("engine", "cpus", "max_connections", "settings"):
+        if getattr(old, key) != getattr(new, key):
+            return f"server {old.name}'s {key} changed"
+    for config, variables in old.configs.items():
+        if config not in new.configs:
+            return f"config {old.name}.{config} was removed"
+        if new.configs[config] != variables:
+            return f"config {old.name}.{config} changed"
     return None
 
 
-def _workload_difference(old: dict[str, Any], new: dict[str, Any] | None) -> str | None:
-    key = old["label"] or old["name"]
+def _redacted(url: str | None) -> str | None:
+    return None if url is None else redact_url(url)
+
+
+def _workload_difference(old: WorkloadSpec, new: WorkloadSpec | None) -> str | None:
     if new is None:
-        return f"workload {key} was removed"
-    if new["options"] != old["options"] or new["name"] != old["name"]:
-        return f"workload {key}'s options changed"
-    for field in ("threads", "rate"):
-        missing = set(old[field]) - set(new[field])
+        return f"workload {old.key} was removed"
+    if new.options != old.options or new.name != old.name:
+        return f"workload {old.key}'s options changed"
+    for field, before, after in (
+        ("threads", old.threads, new.threads),
+        ("rate", old.rate, new.rate),
+    ):
+        missing = set(before) - set(after)
         if missing:
-            return f"workload {key}'s {field} {sorted(missing)[0]:g} was removed"
+            return f"workload {old.key}'s {field} {sorted(missing)[0]:g} was removed"
     return None

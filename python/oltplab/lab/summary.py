@@ -5,8 +5,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
+from oltplab.documents.analysis import LabCellEstimateDoc, LabWorkloadDoc
 from oltplab.documents.lab import CellRecord, LabDocument
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import load_run
@@ -44,7 +45,7 @@ def estimate(values: Sequence[float], level: float = LEVEL) -> Estimate | None:
 @dataclass
 class WorkloadResults:
     workload: str
-    load_name: str  # "threads" or "rate"
+    load_name: Literal["threads", "rate"]
     columns: list[str] = field(default_factory=list)  # "server/config", in lab order
     loads: list[float] = field(default_factory=list)
     tps: dict[tuple[float, str], Estimate | None] = field(default_factory=dict)
@@ -52,27 +53,30 @@ class WorkloadResults:
     # TPC-C cells only: New-Orders per minute (summary.tpcc.tpmC, NOPM in HammerDB's words)
     tpmc: dict[tuple[float, str], Estimate | None] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        def cells(table: dict[tuple[float, str], Estimate | None]) -> list[dict[str, Any]]:
-            return [
-                {
-                    self.load_name: load,
-                    "column": column,
-                    "mean": None if e is None else e.mean,
-                    "ci_half_width": None if e is None else e.half_width,
-                    "values": [] if e is None else list(e.values),
-                }
+    def to_document(self) -> LabWorkloadDoc:
+        def cells(
+            table: dict[tuple[float, str], Estimate | None],
+        ) -> tuple[LabCellEstimateDoc, ...]:
+            return tuple(
+                LabCellEstimateDoc(
+                    threads=load if self.load_name == "threads" else None,
+                    rate=load if self.load_name == "rate" else None,
+                    column=column,
+                    mean=None if e is None else e.mean,
+                    ci_half_width=None if e is None else e.half_width,
+                    values=() if e is None else e.values,
+                )
                 for (load, column), e in table.items()
-            ]
+            )
 
-        return {
-            "workload": self.workload,
-            "load": self.load_name,
-            "columns": self.columns,
-            "tps": cells(self.tps),
-            "p95_ms": cells(self.p95_ms),
-            "tpmC": cells(self.tpmc) if self.tpmc else None,
-        }
+        return LabWorkloadDoc(
+            workload=self.workload,
+            load=self.load_name,
+            columns=tuple(self.columns),
+            tps=cells(self.tps),
+            p95_ms=cells(self.p95_ms),
+            tpmC=cells(self.tpmc) if self.tpmc else None,
+        )
 
 
 @dataclass
@@ -88,17 +92,16 @@ def _metric_values(lab_dir: Path, cells: list[CellRecord]) -> _Values:
         if cell.status != "done" or cell.run_dir is None:
             continue
         try:
-            summary = load_run(lab_dir / cell.run_dir).document["summary"]
+            summary = load_run(lab_dir / cell.run_dir).summary
         except ConfigError:
             continue
         if summary is None:
             continue
-        out.tps.append(float(summary["tps"]))
-        if summary["latency_ms"]["p95"] is not None:
-            out.p95.append(float(summary["latency_ms"]["p95"]))
-        tpcc = summary.get("tpcc")
-        if tpcc is not None and tpcc.get("tpmC") is not None:
-            out.tpmc.append(float(tpcc["tpmC"]))
+        out.tps.append(summary.tps)
+        if summary.latency_ms.p95 is not None:
+            out.p95.append(summary.latency_ms.p95)
+        if summary.tpcc is not None:
+            out.tpmc.append(summary.tpcc.tpmC)
     return out
 
 

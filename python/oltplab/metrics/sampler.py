@@ -16,15 +16,21 @@ import queue
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from oltplab._types import Json
-from oltplab.documents.run import SERVER_METRICS_FILE, SYSTEM_METRICS_FILE
+from oltplab.documents.run import (
+    SERVER_METRICS_FILE,
+    SYSTEM_METRICS_FILE,
+    MetricKind,
+    RunManifest,
+)
 from oltplab.exceptions import ConfigError
 from oltplab.metrics import system
 from oltplab.metrics.server import ServerProbe, server_row
-from oltplab.rundir.intervals import t_s_cell
+from oltplab.rundir.intervals import Column, t_s_cell
 
 METRIC_KINDS = ("system", "server")
 _STOP = -1.0
@@ -70,19 +76,25 @@ class MetricsSampler:
         return self.thread_cpu_s + self.child_cpu_s
 
     @property
-    def files(self) -> dict[str, str]:
-        """run.json's `files` entries of what this sampler writes."""
+    def files(self) -> list[str]:
+        """The files this sampler writes."""
         names = {"system": SYSTEM_METRICS_FILE, "server": SERVER_METRICS_FILE}
-        return {kind: names[kind] for kind in self.kinds}
+        return [names[kind] for kind in self.kinds]
 
-    def recorded_in(self, manifest: Json) -> Json:
+    def recorded_in(self, manifest: RunManifest) -> RunManifest:
         """run.json's fields that name what this sampler writes (`manifest` updated)."""
-        return manifest | {"metrics": list(self.kinds), "files": manifest["files"] | self.files}
+        files = replace(
+            manifest.files,
+            system=SYSTEM_METRICS_FILE if "system" in self.kinds else None,
+            server=SERVER_METRICS_FILE if "server" in self.kinds else None,
+        )
+        kinds = tuple(cast(MetricKind, k) for k in self.kinds)
+        return replace(manifest, metrics=kinds, files=files)
 
     def discard(self) -> None:
         """Closes and removes the files (the load never started: nothing was measured)."""
         self.close()
-        for name in self.files.values():
+        for name in self.files:
             (self._run_dir / name).unlink(missing_ok=True)
 
     def start(self) -> None:
@@ -110,7 +122,7 @@ class MetricsSampler:
 
     def on_event(self, event: Json) -> None:
         if event.get("event") == "interval":
-            self._ticks.put(float(event["t_s"]))
+            self._ticks.put(float(event[Column.t_s]))
 
     def close(self) -> None:
         """Writes the rows still queued, then closes the files and the server connection."""
@@ -127,7 +139,7 @@ class MetricsSampler:
     def _open(self, name: str, columns: list[str]) -> "csv.DictWriter[str]":
         f = (self._run_dir / name).open("w", newline="", encoding="utf-8")
         self._files.append(f)
-        writer = csv.DictWriter(f, fieldnames=["t_s", *columns], lineterminator="\n")
+        writer = csv.DictWriter(f, fieldnames=[Column.t_s, *columns], lineterminator="\n")
         writer.writeheader()
         f.flush()
         return writer
@@ -155,7 +167,7 @@ class MetricsSampler:
                 values = system.row(self._system_prev, now)
                 self._system_prev = now
                 cells = {k: _cell(v) for k, v in values.items()}
-            self._system_writer.writerow({"t_s": t_s_cell(t_s)} | cells)
+            self._system_writer.writerow({Column.t_s: t_s_cell(t_s)} | cells)
         if self._server_writer is not None and self._probe is not None:
             server_cells: dict[str, str] = {}
             if not late:
@@ -164,6 +176,6 @@ class MetricsSampler:
                     row = server_row(self._server_columns, self._server_prev, sample)
                     server_cells = {k: _cell(v) for k, v in row.items()}
                     self._server_prev = sample
-            self._server_writer.writerow({"t_s": t_s_cell(t_s)} | server_cells)
+            self._server_writer.writerow({Column.t_s: t_s_cell(t_s)} | server_cells)
         for f in self._files:
             f.flush()

@@ -2,12 +2,11 @@
 
 from typing import Any
 
-import pandas as pd
-
 from oltplab.analysis.compare import Comparison, MetricComparison
 from oltplab.analysis.relative import RelativeTable
 from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis
 from oltplab.analysis.sweep import Sweep
+from oltplab.documents.analysis import WindowLatency
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -41,12 +40,11 @@ def show_text(analysis: RunAnalysis) -> str:
 
 
 def _describe(analysis: RunAnalysis) -> str:
-    m = analysis.run.manifest
-    load = m.get("load") or {}
-    bits = [str((m.get("workload") or {}).get("name")), f"{load.get('threads')} threads"]
-    if load.get("rate_per_s"):
-        bits.append(f"rate {load['rate_per_s']:g}/s")
-    bits.append(str((m.get("target") or {}).get("server_version") or ""))
+    doc = analysis.run.doc
+    bits = [doc.workload.name, f"{doc.load.threads} threads"]
+    if doc.load.rate_per_s:
+        bits.append(f"rate {doc.load.rate_per_s:g}/s")
+    bits.append(doc.target.server_version or "")
     return ", ".join(b for b in bits if b)
 
 
@@ -88,11 +86,19 @@ def _part_lines(part: PartAnalysis, origin_s: float, indent: str) -> list[str]:
     return lines
 
 
-def _latency(lat: dict[str, Any] | None) -> str:
+def _latency(lat: WindowLatency | None) -> str:
     if lat is None:
         return "unknown (the run has no latency histograms)"
-    keys = [k for k in lat if k not in ("count",)]
-    return "  ".join(f"{k} {_ms(lat[k])}" for k in keys)
+    shown = (
+        ("min", lat.min),
+        ("mean", lat.mean),
+        ("p50", lat.p50),
+        ("p95", lat.p95),
+        ("p99", lat.p99),
+        ("p99.9", lat.p99_9),
+        ("max", lat.max),
+    )
+    return "  ".join(f"{name} {_ms(value)}" for name, value in shown)
 
 
 def _flags(flags: list[str]) -> str:
@@ -132,18 +138,18 @@ def table_text(table: RelativeTable) -> str:
     rate = ["rate"] if table.by_rate else []
     cols = ["workload", "threads", *rate, "baseline", *table.servers]
     rows = [cols]
-    for _, r in table.frame.iterrows():
-        cells = [str(r["workload"]), str(r["threads"])]
+    for r in table.rows:
+        cells = [r.workload, str(r.threads)]
         if rate:
-            cells.append("-" if pd.isna(r["rate_per_s"]) else f"{r['rate_per_s']:g}/s")
-        cells.append(_value(table.metric, r["baseline"]))
-        for s in table.servers:
-            ratio = r.get(s)
+            cells.append("-" if r.rate_per_s is None else f"{r.rate_per_s:g}/s")
+        cells.append(_value(table.metric, r.baseline))
+        for server in table.servers:
+            m = r.ratios.get(server)
             cells.append(
                 "-"
-                if ratio is None or pd.isna(ratio)
-                else f"{ratio:.3f} [{r[s + ' lo']:.2f}, {r[s + ' hi']:.2f}]"
-                + (" *" if r[s + " sig"] else "")
+                if m is None
+                else f"{m.ratio:.3f} [{m.ci.lo:.2f}, {m.ci.hi:.2f}]"
+                + (" *" if m.significant else "")
             )
         rows.append(cells)
     widths = [max(len(row[i]) for row in rows) for i in range(len(cols))]
@@ -158,8 +164,8 @@ def sweep_text(sweep: Sweep) -> str:
         model = f"  USL {_num(fit.predict(p.threads))}" if fit else ""
         lines.append(
             f"  {p.server} {p.workload} {p.threads:>5} thr: tps {_num(p.tps_mean)} "
-            f"[{_num(p.tps_ci[0])}, {_num(p.tps_ci[1])}]  p95 {_ms(p.latency_ms.get('p95'))} ms"
-            f"  p99 {_ms(p.latency_ms.get('p99'))} ms{model}"
+            f"[{_num(p.tps_ci[0])}, {_num(p.tps_ci[1])}]  p95 {_ms(p.latency_ms.p95)} ms"
+            f"  p99 {_ms(p.latency_ms.p99)} ms{model}"
         )
     for (server, workload), fit in sweep.fits.items():
         peak = (

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from oltplab._types import Json
+from oltplab.documents.run import RunManifest
 from oltplab.rundir.intervals import IntervalRow
 
 HISTOGRAM_BAR_WIDTH = 40
@@ -108,33 +108,32 @@ class CumulativeStats:
     more_percentiles: tuple[tuple[float, float], ...] = ()
 
     @classmethod
-    def from_manifest(cls, manifest: Json) -> "CumulativeStats":
-        summary = manifest["summary"]
-        latency = summary["latency_ms"]
-        pct = summary.get("percentile") or {}
-        fair = manifest.get("threads_fairness") or {}
+    def from_manifest(cls, manifest: RunManifest) -> "CumulativeStats":
+        """From a run.json with a summary."""
+        summary = manifest.summary
+        assert summary is not None, "a run without a summary has no final report"
+        latency, pct = summary.latency_ms, summary.percentile
+        fair = manifest.threads_fairness
         return cls(
-            time_total_s=summary["duration_s"],
-            time_interval_s=summary["duration_s"],
-            events=summary["transactions"],
-            reads=summary["queries"]["read"],
-            writes=summary["queries"]["write"],
-            other=summary["queries"]["other"],
-            errors=summary["errors"]["total"],
-            reconnects=summary["reconnects"],
-            latency_min_ms=latency.get("min") or 0.0,
-            latency_avg_ms=latency.get("mean") or 0.0,
-            latency_max_ms=latency.get("max") or 0.0,
-            latency_sum_ms=latency.get("sum") or 0.0,
-            percentile=pct.get("rank") or 0.0,
-            latency_pct_ms=pct.get("latency_ms") or 0.0,
-            events_avg=fair.get("events_avg", 0.0),
-            events_stddev=fair.get("events_stddev", 0.0),
-            time_avg_s=fair.get("execution_time_avg_s", 0.0),
-            time_stddev_s=fair.get("execution_time_stddev_s", 0.0),
-            more_percentiles=tuple(
-                (p["rank"], p["latency_ms"] or 0.0) for p in (summary.get("percentiles") or [])[1:]
-            ),
+            time_total_s=summary.duration_s,
+            time_interval_s=summary.duration_s,
+            events=summary.transactions,
+            reads=summary.queries.read,
+            writes=summary.queries.write,
+            other=summary.queries.other,
+            errors=summary.errors.total,
+            reconnects=summary.reconnects,
+            latency_min_ms=latency.min or 0.0,
+            latency_avg_ms=latency.mean or 0.0,
+            latency_max_ms=latency.max or 0.0,
+            latency_sum_ms=latency.sum or 0.0,
+            percentile=pct.rank if pct else 0.0,
+            latency_pct_ms=(pct.latency_ms or 0.0) if pct else 0.0,
+            events_avg=fair.events_avg if fair else 0.0,
+            events_stddev=fair.events_stddev if fair else 0.0,
+            time_avg_s=fair.execution_time_avg_s if fair else 0.0,
+            time_stddev_s=fair.execution_time_stddev_s if fair else 0.0,
+            more_percentiles=tuple((p.rank, p.latency_ms or 0.0) for p in summary.percentiles[1:]),
         )
 
 

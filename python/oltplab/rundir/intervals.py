@@ -2,9 +2,14 @@
 
 Rates divide the interval's counts by its measured length, as sysbench does. An interval
 with no transactions is kept (a stall is data); its latency cells are left empty.
+
+The one definition of the file: `IntervalRow` gives the columns, their order and their
+types (DTYPES, for pandas); `Column` names them for readers (`frame[Column.tps]`), and is
+checked against IntervalRow when this module loads.
 """
 
 from dataclasses import astuple, dataclass, fields
+from enum import StrEnum
 
 from oltplab._types import Json
 
@@ -103,6 +108,45 @@ class IntervalRow:
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(IntervalRow))
+
+
+class Column(StrEnum):
+    """intervals.csv's column names, as IntervalRow's fields (in the same order)."""
+
+    t_s = "t_s"
+    tps = "tps"
+    qps = "qps"
+    reads_per_s = "reads_per_s"
+    writes_per_s = "writes_per_s"
+    other_per_s = "other_per_s"
+    lat_p50_ms = "lat_p50_ms"
+    lat_p95_ms = "lat_p95_ms"
+    lat_p99_ms = "lat_p99_ms"
+    lat_max_ms = "lat_max_ms"
+    errors_per_s = "errors_per_s"
+    reconnects_per_s = "reconnects_per_s"
+    interval_s = "interval_s"
+    transactions = "transactions"
+    queries = "queries"
+    errors = "errors"
+    reconnects = "reconnects"
+    threads = "threads"
+    phase = "phase"
+    svc_p50_ms = "svc_p50_ms"
+    svc_p95_ms = "svc_p95_ms"
+    svc_p99_ms = "svc_p99_ms"
+    svc_max_ms = "svc_max_ms"
+    lag_mean_ms = "lag_mean_ms"
+    lag_max_ms = "lag_max_ms"
+    backlog = "backlog"
+    late = "late"
+    dropped = "dropped"
+    client_cpu_pct = "client_cpu_pct"
+    step = "step"
+
+
+if tuple(Column) != COLUMNS:  # a column added to one and not the other
+    raise ImportError(f"rundir.intervals: Column {tuple(Column)} differs from {COLUMNS}")
 # pandas dtypes, so that a column's type does not depend on the values of one run
 # ("Int64": integers that may be empty).
 _DTYPE_OF: dict[object, str] = {int: "int64", int | None: "Int64", str: "string"}

@@ -21,7 +21,14 @@ from pathlib import Path
 from oltplab._fsutil import AppendFile, remove_empty_dir, write_json_atomic
 from oltplab._types import Json
 from oltplab._version import __version__
-from oltplab.documents.run import HLOG_FILE, INTERVALS_FILE, MANIFEST_FILE
+from oltplab.documents.run import (
+    HLOG_FILE,
+    INTERVALS_FILE,
+    MANIFEST_FILE,
+    RunManifest,
+    StopReason,
+    run_manifest_json,
+)
 from oltplab.exceptions import ConfigError, StorageError
 from oltplab.rundir import hlog
 from oltplab.rundir.intervals import COLUMNS, IntervalRow, csv_cells
@@ -87,7 +94,7 @@ def _storage(run_dir: Path) -> Iterator[None]:
 
 
 class RunWriter:
-    def __init__(self, run_dir: Path, manifest: Json, *, created_dir: bool) -> None:
+    def __init__(self, run_dir: Path, manifest: RunManifest, *, created_dir: bool) -> None:
         self.run_dir = run_dir
         self.manifest = manifest
         self._created_dir = created_dir
@@ -95,7 +102,7 @@ class RunWriter:
         self._hlog: AppendFile | None = None
 
     @classmethod
-    def create(cls, run_dir: Path, manifest: Json, *, created_dir: bool) -> "RunWriter":
+    def create(cls, run_dir: Path, manifest: RunManifest, *, created_dir: bool) -> "RunWriter":
         """Starts the run directory: run.json (complete=false) and the intervals.csv header."""
         writer = cls(run_dir, manifest, created_dir=created_dir)
         with _storage(run_dir):
@@ -126,14 +133,14 @@ class RunWriter:
 
     # -- at the end ---------------------------------------------------------------------
 
-    def finish(self, result: Json) -> Json:
+    def finish(self, result: Json) -> RunManifest:
         """Writes the final run.json from the engine's result; returns it."""
         with _storage(self.run_dir):
             if self._hlog is None:
                 self._open_hlog(float(result["started_at"]))
             return self._close_with(final_manifest(self.manifest, result))
 
-    def abort(self, *, stop_reason: str, error: str | None) -> Json:
+    def abort(self, *, stop_reason: StopReason, error: str | None) -> RunManifest:
         """Marks the run incomplete when the engine raised instead of returning a result.
         Best effort: on a full disk the earlier run.json (complete=false) stays."""
         manifest = aborted_manifest(
@@ -156,7 +163,7 @@ class RunWriter:
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _close_with(self, manifest: Json) -> Json:
+    def _close_with(self, manifest: RunManifest) -> RunManifest:
         # Data on disk (fsynced: a power loss must not leave a complete run.json over a
         # truncated intervals.csv) before run.json can say complete.
         for f in (self._intervals, self._hlog):
@@ -168,7 +175,7 @@ class RunWriter:
         return manifest
 
     def _write_manifest(self) -> None:
-        write_json_atomic(self.run_dir / MANIFEST_FILE, self.manifest)
+        write_json_atomic(self.run_dir / MANIFEST_FILE, run_manifest_json(self.manifest))
 
     def _append_csv(self, cells: list[str]) -> None:
         assert self._intervals is not None

@@ -1,15 +1,29 @@
 """run.json of an imported sysbench log: the numbers exactly as sysbench printed them, and
 null wherever the log does not say (docs/sysbench-compat.md, "Importing a sysbench log")."""
 
-from oltplab import percentiles
 from oltplab._types import Json
 from oltplab._version import __version__
-from oltplab.documents.run import HLOG_FILE, INTERVALS_FILE, SCHEMA_VERSION
+from oltplab.documents.run import (
+    HLOG_FILE,
+    INTERVALS_FILE,
+    SCHEMA_VERSION,
+    Errors,
+    Fairness,
+    Files,
+    ImportedFrom,
+    Latency,
+    Load,
+    Queries,
+    RankedLatency,
+    RunManifest,
+    Summary,
+    Target,
+    Tool,
+    Workload,
+)
 from oltplab.sysbench_import.parse import FinalReport, SysbenchLog
 
 UNKNOWN_WORKLOAD = "unknown"
-# The keys run.json's latency_ms has for percentiles (schema: $defs/latency).
-_LATENCY_PERCENTILE_KEYS = ("p50", "p95", "p99", "p99.9")
 
 
 def percentile_rank(log: SysbenchLog) -> float | None:
@@ -34,63 +48,67 @@ def options_of(log: SysbenchLog) -> Json:
     return {name: value for name, value in found.items() if value is not None}
 
 
-def _latency_ms(report: FinalReport) -> Json:
-    latency: Json = {
-        "min": report.latency_min_ms,
-        "mean": report.latency_avg_ms,
-        "max": report.latency_max_ms,
-        "sum": report.latency_sum_ms,
-    } | dict.fromkeys(_LATENCY_PERCENTILE_KEYS)
-    if report.percentile is not None and percentiles.key_of(report.percentile) in latency:
-        latency[percentiles.key_of(report.percentile)] = report.latency_pct_ms
-    return latency
+def _latency_ms(report: FinalReport) -> Latency:
+    """The report's latency: exact min, avg, max and sum, and the one percentile it printed
+    (null unless it is one of run.json's)."""
+
+    def at(rank: float) -> float | None:
+        return report.latency_pct_ms if report.percentile == rank else None
+
+    return Latency(
+        min=report.latency_min_ms,
+        mean=report.latency_avg_ms,
+        p50=at(50),
+        p95=at(95),
+        p99=at(99),
+        p99_9=at(99.9),
+        max=report.latency_max_ms,
+        sum=report.latency_sum_ms,
+    )
 
 
-def summary_of(log: SysbenchLog) -> Json | None:
+def summary_of(log: SysbenchLog) -> Summary | None:
     report = log.report
     if report is None:
         return None
     ranked = (
-        {"rank": report.percentile, "latency_ms": report.latency_pct_ms}
+        RankedLatency(rank=report.percentile, latency_ms=report.latency_pct_ms)
         if report.percentile is not None
         else None
     )
-    summary: Json = {
-        "transactions": report.transactions,
-        "queries": {
-            "read": report.reads,
-            "write": report.writes,
-            "other": report.other,
-            "total": report.queries_total,
-        },
-        "tps": report.tps,
-        "qps": report.qps,
-        "errors": {"total": report.errors, "by_code": {}},
-        "reconnects": report.reconnects,
-        "duration_s": report.total_time_s,
-        "connect_s": None,
-        "warmup_s": log.preamble.warmup_s or 0.0,
-        "latency_ms": _latency_ms(report),
-        "service_latency_ms": None,
-        "open_loop": None,
-        "percentile": ranked,
-        "percentiles": [ranked] if ranked is not None else [],
-        "service_percentiles": None,
-    }
-    if log.histogram_ms is not None:
-        summary["histogram_ms"] = [[value_ms, count] for value_ms, count in log.histogram_ms]
-    return summary
+    return Summary(
+        transactions=report.transactions,
+        queries=Queries(
+            read=report.reads, write=report.writes, other=report.other, total=report.queries_total
+        ),
+        tps=report.tps,
+        qps=report.qps,
+        errors=Errors(total=report.errors, by_code={}),
+        reconnects=report.reconnects,
+        duration_s=report.total_time_s,
+        connect_s=None,
+        warmup_s=log.preamble.warmup_s or 0.0,
+        latency_ms=_latency_ms(report),
+        service_latency_ms=None,
+        open_loop=None,
+        percentile=ranked,
+        percentiles=(ranked,) if ranked is not None else (),
+        service_percentiles=None,
+        client_cpu_s=None,  # sysbench does not say
+        client_cpu_per_txn_us=None,
+        histogram_ms=log.histogram_ms,
+    )
 
 
-def fairness_of(report: FinalReport | None) -> Json | None:
+def fairness_of(report: FinalReport | None) -> Fairness | None:
     if report is None:
         return None
-    return {
-        "events_avg": report.events_avg,
-        "events_stddev": report.events_sd,
-        "execution_time_avg_s": report.time_avg_s,
-        "execution_time_stddev_s": report.time_sd_s,
-    }
+    return Fairness(
+        events_avg=report.events_avg,
+        events_stddev=report.events_sd,
+        execution_time_avg_s=report.time_avg_s,
+        execution_time_stddev_s=report.time_sd_s,
+    )
 
 
 def interval_s_of(log: SysbenchLog) -> float | None:
@@ -107,40 +125,40 @@ def manifest_of(
     workload: str | None,
     unknown_columns: list[str],
     flags: list[str],
-) -> Json:
+) -> RunManifest:
     pre = log.preamble
     complete = log.report is not None and log.fatal is None
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "sysbench", "version": pre.version},
-        "imported_from": {
-            "file": source,
-            "banner": pre.banner,
-            "importer": f"oltplab {__version__}",
-            "unknown_columns": unknown_columns,
-        },
-        "argv": None,
-        "workload": {"name": workload or UNKNOWN_WORKLOAD, "options": options_of(log)},
-        "target": {"driver": None, "url": None, "server_version": None},
-        "load": {
-            "threads": pre.threads,
-            "time_s": None,
-            "events": None,
-            "rate_per_s": pre.rate_per_s,
-            "report_interval_s": pre.report_interval_s,
-            "interval_s": interval_s_of(log),
-        },
-        "started_at": None,
-        "ended_at": None,
-        "complete": complete,
-        "stop_reason": "error" if log.fatal is not None else None,
-        "error": log.fatal,
-        "host": None,
-        "summary": summary_of(log),
-        "segments": None,
-        "flags": flags,
-        "threads_fairness": fairness_of(log.report),
-        "histograms": None,
+    return RunManifest(
+        schema_version=SCHEMA_VERSION,
+        tool=Tool(name="sysbench", version=pre.version),
+        imported_from=ImportedFrom(
+            file=source,
+            banner=pre.banner,
+            importer=f"oltplab {__version__}",
+            unknown_columns=tuple(unknown_columns),
+        ),
+        argv=None,
+        workload=Workload(name=workload or UNKNOWN_WORKLOAD, options=options_of(log)),
+        target=Target(driver=None, url=None, server_version=None),
+        load=Load(
+            threads=pre.threads,
+            time_s=None,
+            events=None,
+            rate_per_s=pre.rate_per_s,
+            report_interval_s=pre.report_interval_s,
+            interval_s=interval_s_of(log),
+        ),
+        started_at=None,
+        ended_at=None,
+        complete=complete,
+        stop_reason="error" if log.fatal is not None else None,
+        error=log.fatal,
+        host=None,
+        summary=summary_of(log),
+        segments=None,
+        flags=tuple(flags),
+        threads_fairness=fairness_of(log.report),
+        histograms=None,
         # latency.hlog is absent without --histogram: reading it raises FileNotFoundError.
-        "files": {"intervals": INTERVALS_FILE, "hlog": HLOG_FILE},
-    }
+        files=Files(intervals=INTERVALS_FILE, hlog=HLOG_FILE),
+    )

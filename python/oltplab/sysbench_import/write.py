@@ -7,9 +7,14 @@ from pathlib import Path
 from typing import IO
 
 from oltplab._fsutil import remove_empty_dir, write_json_atomic
-from oltplab._types import Json
 from oltplab._version import __version__
-from oltplab.documents.run import HLOG_FILE, INTERVALS_FILE, MANIFEST_FILE
+from oltplab.documents.run import (
+    HLOG_FILE,
+    INTERVALS_FILE,
+    MANIFEST_FILE,
+    RunManifest,
+    run_manifest_json,
+)
 from oltplab.rundir.writer import create_run_dir
 from oltplab.sysbench_import import intervals
 from oltplab.sysbench_import.hlog import hlog_lines
@@ -28,7 +33,7 @@ def _sync(f: IO[str]) -> None:
     os.fsync(f.fileno())
 
 
-def write_run(log: SysbenchLog, out: Path, *, source: str, workload: str | None) -> Json:
+def write_run(log: SysbenchLog, out: Path, *, source: str, workload: str | None) -> RunManifest:
     """Writes the run directory `out` (new or empty); returns its run.json."""
     rank = percentile_rank(log)
     rate_mode = bool(log.preamble.rate_per_s) or any(
@@ -55,7 +60,8 @@ def write_run(log: SysbenchLog, out: Path, *, source: str, workload: str | None)
             with (out / HLOG_FILE).open("w", encoding="utf-8") as f:
                 f.write("".join(line + "\n" for line in hlog))
                 _sync(f)
-        write_json_atomic(out / MANIFEST_FILE, manifest)  # last: the data is on disk
+        # Last: the data is on disk.
+        write_json_atomic(out / MANIFEST_FILE, run_manifest_json(manifest))
     except BaseException:
         for name in (INTERVALS_FILE, HLOG_FILE, MANIFEST_FILE):
             (out / name).unlink(missing_ok=True)

@@ -11,6 +11,7 @@ mod sqlite;
 mod sqlite_queue;
 mod tab_text;
 mod target;
+mod tls;
 pub mod url;
 
 /// Defaults shared with the option catalogue.

@@ -29,6 +29,8 @@ pub struct Reporter {
     interval_s: f64,
     /// Which measured intervals saturated the client's CPU.
     saturation: Saturation,
+    /// Connections running at the end of the last interval reported.
+    threads_running: usize,
     pub segments: Segments,
 }
 
@@ -54,6 +56,7 @@ impl Reporter {
             cpu: CpuMeter::new(start),
             interval_s: interval.as_secs_f64(),
             saturation: Saturation::default(),
+            threads_running: 0,
             segments: Segments::new(plan),
         }
     }
@@ -81,9 +84,12 @@ impl Reporter {
             (s.backlog(now), s.take_dropped())
         });
         let (start_s, interval_s) = (self.last_s, t_s - self.last_s);
+        // The last interval ends after every worker did: it reports the connections that ran it.
+        let running = shared.running.load(Ordering::Relaxed);
+        self.threads_running = if running == 0 { self.threads_running } else { running };
         let gauges = Gauges {
             // Connections beyond the step's count are open but idle.
-            threads_running: shared.running.load(Ordering::Relaxed).min(self.segments.threads().unwrap_or(usize::MAX)),
+            threads_running: self.threads_running.min(self.segments.threads().unwrap_or(usize::MAX)),
             backlog,
             in_flight: shared.in_flight.load(Ordering::Relaxed),
             dropped,

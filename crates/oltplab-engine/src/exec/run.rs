@@ -86,7 +86,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
     let mut reporter = Reporter::new(kind_names, load.summarising(), first_phase, steps.to_vec(), start, interval);
     let boundaries = warmup_end.into_iter().chain(timeline.iter().flat_map(Timeline::boundaries));
-    let mut ticks = Ticks::new(start, interval, boundaries);
+    let mut ticks = Ticks::new(start, interval, boundaries, deadline);
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
     let mut finished = Vec::with_capacity(load.threads);
     let mut stop_seen = false;
@@ -104,6 +104,9 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
             },
             () = tokio::time::sleep_until(ticks.next().into()) => {
                 let now = Instant::now();
+                if last_event_started(&shared) && ticks.end_at(now) {
+                    continue; // the last interval takes in the drain (ticks.rs)
+                }
                 let ends_segment = ticks.fired(now);
                 let report = reporter.interval(&shared, now, (now - start).as_secs_f64(), ends_segment);
                 sink.send(Progress::Interval(Box::new(report)));
@@ -111,6 +114,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
             // Once: after a fatal error the stop stays set and would wake this loop again and again.
             () = user_stop.stopped(), if !stop_seen => {
                 stop_seen = true;
+                ticks.end_at(Instant::now());
                 let fatal = shared.fatal.lock().expect("fatal lock").is_some();
                 if !fatal {
                     shared.interrupted.store(true, Ordering::Relaxed);
@@ -141,6 +145,11 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     close_all(finished).await;
     let ended = Ended { started_at, connect_s, duration_s, server, options, driver: target.driver_name() };
     Ok(assemble(&shared, &reporter, &load, totals, ended))
+}
+
+/// Whether the last of `--events` has started: from then on the load only drains.
+fn last_event_started(shared: &Shared) -> bool {
+    shared.max_events > 0 && shared.events_started.load(Ordering::Relaxed) >= shared.max_events
 }
 
 /// How long after the run's end (its time limit, Ctrl-C or a fatal error) workers still waiting

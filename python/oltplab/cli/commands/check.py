@@ -12,11 +12,11 @@ from oltplab.cli.parser import parse_verb
 from oltplab.exceptions import ConfigError
 
 
-def report_text(report: Json) -> str:
-    lines = [f"TPC-C consistency conditions (clause 3.3.2), {report['driver']}:"]
-    for c in report["conditions"]:
+def report_text(result: Json) -> str:
+    lines = [f"TPC-C consistency conditions (clause 3.3.2), {result['driver']}:"]
+    for c in result["conditions"]:
         status = {"pass": "PASS", "fail": "FAIL", "expected": "n/a "}[c["status"]]
-        where = f"set {c['table_set']} " if report["table_sets"] > 1 else ""
+        where = f"set {c['table_set']} " if result["table_sets"] > 1 else ""
         offending = f"  ({c['offending']} offending)" if c["offending"] else ""
         note = (
             "  (deliveries have run: holds only before the first)"
@@ -24,7 +24,7 @@ def report_text(report: Json) -> str:
             else ""
         )
         lines.append(f"  {status} {where}{c['number']:>2}. {c['description']}{offending}{note}")
-    lines.append("all conditions hold" if report["passed"] else "CONSISTENCY CHECK FAILED")
+    lines.append("all conditions hold" if result["passed"] else "CONSISTENCY CHECK FAILED")
     return "\n".join(lines) + "\n"
 
 
@@ -38,9 +38,9 @@ def main(args: list[str]) -> int:
         raise ConfigError(
             f"check supports tpcc only, not {parsed.workload}: `oltplab check tpcc --db URL`"
         )
-    report = runner.check(parsed.workload, parsed.db, parsed.options)
+    result = runner.check(parsed.workload, parsed.db, parsed.options)
     print(
-        json.dumps(report, indent=2) if as_json else report_text(report),
+        json.dumps(result, indent=2) if as_json else report_text(result),
         end="\n" if as_json else "",
     )
-    return exitcodes.OK if report["passed"] else exitcodes.FAILED
+    return exitcodes.OK if result["passed"] else exitcodes.FAILED

@@ -79,17 +79,17 @@ def main(args: list[str]) -> int:
             f"cannot write {where}: {e.strerror or e}; free space under {parsed.out.parent} "
             f"or give another --out (nothing was kept; {parsed.log} is unchanged)"
         ) from e
-    state = "complete" if manifest["complete"] else "incomplete: no final report"
+    state = "complete" if manifest.complete else "incomplete: no final report"
     if log.fatal is not None:
         state = "incomplete: sysbench stopped with FATAL"
-    has_hlog = (parsed.out / manifest["files"]["hlog"]).exists()
+    has_hlog = (parsed.out / manifest.files.hlog).exists()
     if parsed.json:
         doc = {
             "run": str(parsed.out),
             "source": source,
             "intervals": len(log.intervals),
             "latency_hlog": has_hlog,
-            "complete": bool(manifest["complete"]),
+            "complete": manifest.complete,
             "state": state,
         }
         print(json.dumps(doc))

@@ -89,13 +89,14 @@ def _status(args: list[str]) -> int:
     p.add_argument("dir", type=Path, metavar="DIR")
     p.add_argument("--json", action="store_true")
     ns = p.parse_args(args)
+    from oltplab.documents.analysis import document_json
     from oltplab.documents.lab import read_lab_document
     from oltplab.lab.summary import lab_results, lab_summary_text
 
     doc = read_lab_document(ns.dir)
     if ns.json:
-        out = doc.to_json() | {"results": [r.to_json() for r in lab_results(ns.dir, doc)]}
-        print(json.dumps(out, indent=2))
+        results = [r.to_document() for r in lab_results(ns.dir, doc)]
+        print(json.dumps(doc.to_json() | {"results": document_json(results)}, indent=2))
     else:
         print(lab_summary_text(ns.dir, doc), end="")
         for cell in doc.cells:

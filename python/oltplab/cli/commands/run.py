@@ -49,11 +49,11 @@ def main(args: list[str]) -> int:
         status.clear()
     display.finish(result)
     code = exitcodes.for_stop_reason(result.stop_reason)
-    if code == exitcodes.OK and not result.manifest.get("complete"):
+    if code == exitcodes.OK and not result.complete:
         code = exitcodes.FAILED  # a distributed run that lost a client
     if code == exitcodes.INTERRUPTED:
         print(f"oltplab: interrupted; what was measured is in {result.path}", file=sys.stderr)
     elif code != exitcodes.OK:
-        error = result.manifest.get("error") or result.stop_reason
+        error = result.doc.error or result.stop_reason
         print(exitcodes.error_line(f"the run failed: {error}"), file=sys.stderr)
     return code

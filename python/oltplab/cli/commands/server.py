@@ -7,6 +7,7 @@ from pathlib import Path
 from oltplab.cli import exitcodes
 from oltplab.cli.commands.analysis_args import AnalysisParser
 from oltplab.exceptions import ConfigError
+from oltplab.redact import redact_url
 from oltplab.servers import SERVER_CLASSES, ManagedServer, ServerSettings, create_server
 from oltplab.servers.settings import ConfigValue
 from oltplab.servers.state import STATE_FILE, read_state
@@ -39,14 +40,20 @@ def parse_sets(items: list[str]) -> dict[str, ConfigValue]:
     return variables
 
 
+def _url(server: ManagedServer) -> str | None:
+    return server.redacted_url if server.settings.port is not None else None
+
+
 def server_status(server: ManagedServer) -> dict[str, object]:
+    """`oltplab server status --json`."""
     pid = server.pid()
     return {
         "dir": str(server.base_dir),
         "engine": server.engine,
         "running": pid is not None,
         "pid": pid,
-        "url": server.redacted_url if server.settings.port is not None else None,
+        "url": _url(server),
+        "socket_url": redact_url(server.socket_url) if server.settings.port is not None else None,
         "max_connections": server.settings.max_connections,
         "variables": dict(server.settings.variables),
         "log": str(server.log_file),
@@ -88,6 +95,7 @@ def _start(args: list[str]) -> int:
             pin_session(pid, cpus)
             print(f"pinned to CPUs {cpus_allowed_list(pid)}")
         print(server.redacted_url)
+        print(redact_url(server.socket_url))
     finally:
         server.detach()  # it runs on after this command; `oltplab server stop DIR` stops it
     return exitcodes.OK
@@ -106,13 +114,14 @@ def _status(args: list[str]) -> int:
     p.add_argument("dir", type=Path, metavar="DIR")
     p.add_argument("--json", action="store_true")
     ns = p.parse_args(args)
-    status = server_status(_open(ns.dir))
+    server = _open(ns.dir)
+    pid = server.pid()
     if ns.json:
-        print(json.dumps(status, indent=2))
+        print(json.dumps(server_status(server), indent=2))
     else:
-        state = f"running (pid {status['pid']})" if status["running"] else "stopped"
-        print(f"{status['engine']} in {status['dir']}: {state}, {status['url']}")
-    return exitcodes.OK if status["running"] else exitcodes.FAILED
+        state = f"running (pid {pid})" if pid is not None else "stopped"
+        print(f"{server.engine} in {server.base_dir}: {state}, {_url(server)}")
+    return exitcodes.OK if pid is not None else exitcodes.FAILED
 
 
 def _list(args: list[str]) -> int:
@@ -125,12 +134,12 @@ def _list(args: list[str]) -> int:
         {f.parent for depth in ("*/", "*/*/", "*/*/*/") for f in ns.root.glob(depth + STATE_FILE)}
         | ({ns.root} if (ns.root / STATE_FILE).is_file() else set())
     )
-    statuses = [server_status(_open(d)) for d in found]
+    servers = [_open(d) for d in found]
     if ns.json:
-        print(json.dumps(statuses, indent=2))
-    for s in [] if ns.json else statuses:
-        state = "running" if s["running"] else "stopped"
-        print(f"{s['dir']}\t{s['engine']}\t{state}\t{s['url']}")
+        print(json.dumps([server_status(server) for server in servers], indent=2))
+    for server in [] if ns.json else servers:
+        state = "running" if server.pid() is not None else "stopped"
+        print(f"{server.base_dir}\t{server.engine}\t{state}\t{_url(server)}")
     return exitcodes.OK
 
 

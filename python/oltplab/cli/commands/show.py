@@ -12,13 +12,15 @@ def _show_lab(lab_dir: str, *, as_json: bool) -> int:
     """A lab directory: its results tables (per workload, configs x concurrency)."""
     from pathlib import Path
 
+    from oltplab.documents.analysis import LabResultsDoc, document_json
     from oltplab.documents.lab import read_lab_document
     from oltplab.lab.summary import lab_results, lab_summary_text
 
     doc = read_lab_document(Path(lab_dir))
     if as_json:
-        results = [r.to_json() for r in lab_results(Path(lab_dir), doc)]
-        print(json.dumps({"lab": doc.lab.name, "status": doc.status, "results": results}, indent=2))
+        results = tuple(r.to_document() for r in lab_results(Path(lab_dir), doc))
+        shown = LabResultsDoc(lab=doc.lab.name, status=doc.status, results=results)
+        print(json.dumps(document_json(shown), indent=2))
     else:
         print(lab_summary_text(Path(lab_dir), doc), end="")
     return exitcodes.OK
@@ -43,16 +45,19 @@ def main(args: list[str]) -> int:
     # Imported here: numpy/scipy load only when an analysis command runs.
     from oltplab.analysis.run_analysis import analyse
     from oltplab.analysis.sweep import sweep
+    from oltplab.documents.analysis import ShowSweepDoc, document_json
     from oltplab.report.analysis_text import show_text, sweep_text
 
     analyses = [analyse(r, level=ns.level, stall_fraction=ns.stall_fraction) for r in ns.runs]
     threads = {part.threads for a in analyses for part in (a.steps or [a.whole]) if part}
     swept = sweep(analyses, level=ns.level) if len(threads) >= 2 else None
     if ns.json:
-        doc = analyses[0].to_json() if len(analyses) == 1 else [a.to_json() for a in analyses]
+        docs = tuple(a.to_document() for a in analyses)
+        # One run: its document; several: a list; several connection counts: with the sweep.
+        shown: object = docs[0] if len(docs) == 1 else list(docs)
         if swept is not None:
-            doc = {"runs": doc if isinstance(doc, list) else [doc], "sweep": swept.to_json()}
-        print(json.dumps(doc, indent=2))
+            shown = ShowSweepDoc(runs=docs, sweep=swept.to_document())
+        print(json.dumps(document_json(shown), indent=2))
     else:
         print("\n\n".join(show_text(a) for a in analyses))
         if swept is not None:

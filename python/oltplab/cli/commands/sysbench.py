@@ -67,7 +67,7 @@ def _run(inv: Invocation, db: str, options: dict[str, Any], args: list[str]) -> 
             kept = f"; what was measured is in {inv.out}" if inv.out is not None else ""
             print(f"oltplab: interrupted{kept}", file=sys.stderr)
         else:
-            error = result.manifest.get("error") or result.stop_reason
+            error = result.doc.error or result.stop_reason
             print(fatal_line(f"the run failed: {error}"), file=sys.stderr)
     return code
 

@@ -16,7 +16,6 @@ def main(args: list[str]) -> int:
     p.add_argument("--metric", default="tps", help="tps or a percentile such as p95_ms [tps]")
     ns = p.parse_args(args)
     # Imported here: numpy/scipy load only when an analysis command runs.
-    from oltplab.analysis._json import plain
     from oltplab.analysis.relative import relative_table
     from oltplab.lab.select import expand, label_of
     from oltplab.report.analysis_text import table_text
@@ -25,14 +24,7 @@ def main(args: list[str]) -> int:
     runs = expand(ns.runs)
     table = relative_table(runs, baseline=baseline, metric=ns.metric, level=ns.level)
     if ns.json:
-        doc = {
-            "metric": table.metric,
-            "baseline": table.baseline,
-            "servers": list(table.servers),
-            "rows": table.frame.to_dict(orient="records"),
-            "warnings": list(table.warnings),
-        }
-        print(json.dumps(plain(doc), indent=2))
+        print(json.dumps(table.to_json(), indent=2))
     else:
         print(table_text(table))
     return exitcodes.OK

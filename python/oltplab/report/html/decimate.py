@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from oltplab.rundir.intervals import Column
+
 # Beyond this many rows per series a timeline is decimated (about the pixel columns of a chart).
 MAX_ROWS = 1200
 
@@ -41,4 +43,4 @@ def bucket_s(frame: pd.DataFrame, max_rows: int = MAX_ROWS) -> float | None:
     if n <= max_rows:
         return None
     bucket = -(-n // (max_rows // 2))
-    return float(frame["interval_s"].median()) * bucket
+    return float(frame[Column.interval_s].median()) * bucket

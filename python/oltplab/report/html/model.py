@@ -6,12 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from oltplab.analysis import sameness
 from oltplab.analysis.compare import Comparison, compare
 from oltplab.analysis.relative import RelativeTable, relative_table
-from oltplab.analysis.run_analysis import RunAnalysis, analyse, server_label
+from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse, server_label
 from oltplab.analysis.sweep import Sweep, sweep
 from oltplab.documents.lab import LabDocument
 from oltplab.exceptions import ConfigError
@@ -36,22 +35,26 @@ class RunView:
 
     @property
     def workload(self) -> str:
-        return str((self.analysis.run.manifest.get("workload") or {}).get("name") or "unknown")
+        return self.analysis.run.workload
+
+    @property
+    def whole(self) -> PartAnalysis:
+        """The whole run's analysis (a report leaves out runs without a measured interval)."""
+        assert self.analysis.whole is not None
+        return self.analysis.whole
+
+    @property
+    def warmup_s(self) -> float:
+        """The warm-up cut, from the run's first interval (engine warm-up plus MSER-5's)."""
+        return self.whole.steady.start_s - self.analysis.origin_s
 
     @property
     def threads(self) -> int:
-        whole = self.analysis.whole
-        return whole.threads if whole else 0
+        return self.whole.threads
 
     @property
     def rate_per_s(self) -> float:
-        whole = self.analysis.whole
-        return whole.rate_per_s if whole else 0.0
-
-    @cached_property
-    def doc(self) -> dict[str, Any]:
-        """The analysis JSON of `oltplab show --json`."""
-        return self.analysis.to_json()
+        return self.whole.rate_per_s
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from oltplab.analysis import sameness
 from oltplab.analysis.sameness import comparable_variables, differing_variables
 from oltplab.report.html.model import ReportData
 from oltplab.report.html.tables import swatch, table, text
+from oltplab.rundir import Run
 
 # Options that name the run rather than the work (as the analysis's sameness rules).
 RUN_OPTIONS = {
@@ -55,14 +56,14 @@ def _labs(data: ReportData) -> str:
 
 
 def _configs_table(data: ReportData) -> str:
-    first = {c: data.runs_of(c)[0].analysis.run.manifest for c in data.configs}
-    variables = {c: comparable_variables(data.runs_of(c)[0].analysis.run) for c in data.configs}
-    differing = differing_variables([data.runs_of(c)[0].analysis.run for c in data.configs])
+    first = {c: data.runs_of(c)[0].analysis.run for c in data.configs}
+    variables = {c: comparable_variables(run) for c, run in first.items()}
+    differing = differing_variables(first.values())
     body = []
     for c in data.configs:
-        target = first[c].get("target") or {}
+        target = first[c].doc.target
         cells = swatch(c, data.colours[c])
-        cells += text(target.get("driver")) + text(target.get("server_version"))
+        cells += text(target.driver) + text(target.server_version)
         cells += text(len(data.runs_of(c)))
         cells += "".join(text(variables[c].get(n)) for n in differing)
         body.append(cells)
@@ -80,9 +81,7 @@ def _workloads(data: ReportData) -> str:
     out = []
     for workload in data.workloads:
         runs = [r for r in data.runs if r.workload == workload]
-        options = [
-            (r.analysis.run.manifest.get("workload") or {}).get("options") or {} for r in runs
-        ]
+        options = [r.analysis.run.options for r in runs]
         keys = sorted(set.intersection(*(set(o) for o in options)) - RUN_OPTIONS)
         shared = {
             k: options[0][k]
@@ -94,7 +93,7 @@ def _workloads(data: ReportData) -> str:
         load = f"connections {', '.join(map(str, threads))}" + (
             f"; target rates {', '.join(f'{x:g}/s' for x in rates)}" if rates else ""
         )
-        times = _durations([r.analysis.run.manifest for r in runs])
+        times = _durations([r.analysis.run for r in runs])
         shown = " ".join(f"--{k.replace('_', '-')}={_plain(v)}" for k, v in shared.items())
         out.append(
             f"<p><b>{html.escape(workload)}</b>: {html.escape(load)}; run length "
@@ -104,13 +103,9 @@ def _workloads(data: ReportData) -> str:
     return "".join(out)
 
 
-def _durations(manifests: list[dict[str, Any]]) -> str:
+def _durations(runs: list[Run]) -> str:
     """The runs' measured lengths: one number, or the range."""
-    found = [
-        float(m["summary"]["duration_s"])
-        for m in manifests
-        if isinstance((m.get("summary") or {}).get("duration_s"), int | float)
-    ]
+    found = [r.summary.duration_s for r in runs if r.summary is not None]
     if not found:
         return "unknown"
     low, high = min(found), max(found)
@@ -127,12 +122,12 @@ def _distributed(data: ReportData) -> str:
     """Runs whose load came from several client machines (--ray): how many, and where."""
     lines = []
     for r in data.runs:
-        spread = r.analysis.run.manifest.get("distributed")
-        if not spread:
+        spread = r.analysis.run.doc.distributed
+        if spread is None:
             continue
-        clients = spread.get("clients") or []
-        hosts = sorted({str(c.get("hostname")) for c in clients})
-        lost = len(spread.get("losses") or [])
+        clients = spread.clients
+        hosts = sorted({str(c.hostname) for c in clients})
+        lost = len(spread.losses)
         lines.append(
             f"{r.name}: {len(clients)} clients on Ray ({', '.join(hosts)})"
             + (f", {lost} lost" if lost else "")
@@ -146,20 +141,16 @@ def _host(data: ReportData) -> str:
     hosts: dict[tuple[Any, ...], int] = {}
     tools = set()
     for r in data.runs:
-        m = r.analysis.run.manifest
-        h = m.get("host") or {}
+        doc = r.analysis.run.doc
+        h = doc.host
         key = (
-            h.get("hostname"),
-            h.get("cpu_model"),
-            h.get("cpu_cores"),
-            h.get("memory_bytes"),
-            h.get("kernel"),
-            h.get("os"),
+            (h.hostname, h.cpu_model, h.cpu_cores, h.memory_bytes, h.kernel, h.os)
+            if h is not None
+            else (None,) * 6
         )
         hosts.setdefault(key, 0)
         hosts[key] += 1
-        tool = m.get("tool") or {}
-        tools.add(f"{tool.get('name')} {tool.get('version')}")
+        tools.add(f"{doc.tool.name} {doc.tool.version}")
     lines = []
     for (name, cpu, cores, memory, kernel, os_name), n in hosts.items():
         mem = f"{memory / 2**30:.1f} GiB" if isinstance(memory, int | float) else "?"
@@ -179,7 +170,7 @@ def _commands(data: ReportData) -> str:
     for path, doc in data.labs:
         lines.append(f"oltplab lab run {shlex.quote(doc.source)} --out {shlex.quote(str(path))}")
     for r in data.runs:
-        argv = r.analysis.run.manifest.get("argv")
+        argv = r.analysis.run.doc.argv
         if argv:
             lines.append("oltplab " + " ".join(shlex.quote(str(a)) for a in argv))
     if not lines:
@@ -203,7 +194,7 @@ def warnings_of(data: ReportData) -> list[str]:
             if c.status == "failed"
         ]
     for r in data.runs:
-        flags = [f for f in r.doc["flags"] if f != "stalls"]
+        flags = [f for f in r.analysis.flags if f != "stalls"]
         if flags:
             out.append(f"{r.name}: {', '.join(flags)}")
     for workload in data.workloads:

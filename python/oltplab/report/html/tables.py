@@ -1,5 +1,6 @@
-"""The report's tables as HTML: every number cell carries its exact value in `data-value`
-(for sorting, and for tests that check it against the analysis JSON) and shows it rounded."""
+"""The report's tables as HTML, from the analysis' own objects: every number cell carries its
+exact value in `data-value` (for sorting, and for tests that check it against the analysis)
+and shows it rounded; a value that is not defined (NaN) shows as a dash."""
 
 import html
 import math
@@ -12,10 +13,14 @@ from oltplab.analysis.sweep import Sweep
 from oltplab.report.html.model import ReportData
 
 
+def _unknown(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
 def number(value: Any, digits: int = 4) -> str:
     """A table cell for a number: exact value in data-value, shown to `digits` significant
     digits (thousands separated); empty when unknown."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+    if _unknown(value):
         return '<td class="num" data-value="">&ndash;</td>'
     return f'<td class="num" data-value="{value!r}">{_shown(value, digits)}</td>'
 
@@ -37,7 +42,7 @@ def swatch(config: str, colour: str) -> str:
 
 
 def ci_cell(lo: Any, hi: Any) -> str:
-    if lo is None or hi is None:
+    if _unknown(lo) or _unknown(hi):
         return '<td class="num" data-value="">&ndash;</td>'
     return f'<td class="num" data-value="{lo!r}" data-hi="{hi!r}">[{_shown(lo)}, {_shown(hi)}]</td>'
 
@@ -53,32 +58,30 @@ def table(table_id: str, headers: Sequence[str], body: Sequence[str], caption: s
 
 
 def runs_table(data: ReportData) -> str:
-    """One row per run: `oltplab show --json`'s numbers."""
+    """One row per run: `oltplab show`'s numbers."""
     level = f"{data.level:.0%}"
     body = []
     order = {c: i for i, c in enumerate(data.configs)}
     for r in sorted(
         data.runs, key=lambda r: (order[r.config], r.workload, r.threads, r.rate_per_s, r.name)
     ):
-        doc = r.doc
-        s = doc["steady_state"]
-        ci = s.get("tps_ci95") or s.get("tps_ci") or [None, None]
-        lat = doc["latency_ms"] or {}
+        s = r.whole.steady
+        lat = r.whole.latency_ms
         body.append(
             swatch(r.config, data.colours[r.config])
             + f'<td class="name">{html.escape(r.name)}</td>'
             + number(r.threads)
             + number(r.rate_per_s or None)
-            + number(s["tps_mean"])
-            + ci_cell(*ci)
-            + number(s["tps_median"])
-            + number(s["cv_pct"], 3)
-            + number(s["warmup_s"], 3)
-            + number(lat.get("p95"))
-            + number(lat.get("p99"))
-            + number(lat.get("p99.9"))
-            + number(len(doc["stalls"]))
-            + text(", ".join(doc["flags"]) or "")
+            + number(s.mean_tps)
+            + ci_cell(s.ci_lo_tps, s.ci_hi_tps)
+            + number(s.median_tps)
+            + number(s.cv_pct, 3)
+            + number(r.warmup_s, 3)
+            + number(lat.p95 if lat else None)
+            + number(lat.p99 if lat else None)
+            + number(lat.p99_9 if lat else None)
+            + number(len(s.stalls))
+            + text(", ".join(r.analysis.flags) or "")
         )
     headers = ["config", "run", "threads", "rate/s", "tps", f"tps {level} CI", "median tps"]
     headers += ["CV %", "warm-up s", "p95 ms", "p99 ms", "p99.9 ms", "stalls", "flags"]
@@ -95,17 +98,17 @@ def stalls_table(data: ReportData) -> str:
     """Every stall of every run, from the analysis (start, length, depth, what moved with it)."""
     body = []
     for r in data.runs:
-        for stall in r.doc["stalls"]:
-            moved = ", ".join(sorted(stall.get("coincided") or {}))
+        steady = r.whole.steady
+        for stall, moved in zip(steady.stalls, r.whole.coincided, strict=True):
             body.append(
                 swatch(r.config, data.colours[r.config])
                 + f'<td class="name">{html.escape(r.name)}</td>'
-                + number(stall["start_s"])
-                + number(stall["duration_s"])
-                + number(stall["min_tps"])
-                + number(stall["mean_tps"])
-                + number(stall["threshold_tps"])
-                + text(moved)
+                + number(stall.start_s - r.analysis.origin_s)
+                + number(stall.duration_s)
+                + number(stall.min_tps)
+                + number(stall.mean_tps)
+                + number(steady.stall_threshold_tps)
+                + text(", ".join(sorted(moved)))
             )
     if not body:
         return '<p class="note">No stalls: no interval fell below its run\'s stall threshold.</p>'
@@ -121,16 +124,17 @@ def stalls_table(data: ReportData) -> str:
 
 def sweep_table(workload: str, found: Sweep, level: float) -> str:
     body = []
-    for p in found.to_json()["points"]:
+    for p in found.points:
+        fit = found.fits.get((p.server, p.workload))
         body.append(
-            text(p["server"])
-            + number(p["threads"])
-            + number(p["runs"])
-            + number(p["tps"])
-            + ci_cell(p["tps_ci_lo"], p["tps_ci_hi"])
-            + number(p.get("p95_ms"))
-            + number(p.get("p99_ms"))
-            + number(p.get("usl_tps"))
+            text(p.server)
+            + number(p.threads)
+            + number(p.runs)
+            + number(p.tps_mean)
+            + ci_cell(*p.tps_ci)
+            + number(p.latency_ms.p95)
+            + number(p.latency_ms.p99)
+            + number(fit.predict(p.threads) if fit else None)
         )
     headers = [
         "config",
@@ -153,22 +157,22 @@ def sweep_table(workload: str, found: Sweep, level: float) -> str:
 
 def relative_html(rel: RelativeTable) -> str:
     body = []
-    for row in rel.frame.to_dict(orient="records"):
-        cells = text(row["workload"]) + number(row["threads"])
-        cells += number(row["rate_per_s"]) if rel.by_rate else ""
-        cells += number(row["baseline"])
+    for row in rel.rows:
+        cells = text(row.workload) + number(row.threads)
+        cells += number(row.rate_per_s) if rel.by_rate else ""
+        cells += number(row.baseline)
         for server in rel.servers:
-            ratio = row.get(server)
-            if ratio is None or (isinstance(ratio, float) and math.isnan(ratio)):
+            m = row.ratios.get(server)
+            if m is None:
                 cells += '<td class="num" data-value="">&ndash;</td>'
                 continue
-            sig = bool(row.get(f"{server} sig"))
-            kind = ("better" if ratio > 1 else "worse") if sig else "same"
-            lo, hi = row.get(f"{server} lo"), row.get(f"{server} hi")
+            kind = ("better" if m.ratio > 1 else "worse") if m.significant else "same"
+            lo, hi = m.ci.lo, m.ci.hi
             cells += (
-                f'<td class="num rel {kind}" data-value="{ratio!r}" '
+                f'<td class="num rel {kind}" data-value="{m.ratio!r}" '
                 f'data-lo="{lo!r}" data-hi="{hi!r}">'
-                f"{ratio:.3f} <small>[{lo:.3f}, {hi:.3f}]</small>{' *' if sig else ''}</td>"
+                f"{m.ratio:.3f} <small>[{lo:.3f}, {hi:.3f}]</small>{' *' if m.significant else ''}"
+                "</td>"
             )
         body.append(cells)
     rate = ["rate /s"] if rel.by_rate else []
@@ -185,14 +189,13 @@ def relative_html(rel: RelativeTable) -> str:
 def comparison_html(config: str, baseline: str, found: Comparison) -> str:
     body = []
     for m in (*found.metrics, *found.geomean):  # groups in compare's (numeric) order
-        doc = m.to_json(found.level)
         body.append(
             text(str(m.group) if m.group else "geometric mean")
             + text(m.name)
-            + number(doc["baseline"])
-            + number(doc["candidate"])
-            + number(doc["ratio"])
-            + ci_cell(*(doc.get("ci95") or doc.get("ci") or [None, None]))
+            + number(m.baseline)
+            + number(m.candidate)
+            + number(m.ratio)
+            + ci_cell(m.ci.lo, m.ci.hi)
             + text("yes" if m.significant else "no")
             + text(m.method)
         )

@@ -4,17 +4,22 @@ over the measured time after --warmup, what `oltplab run` printed), labelled una
 
 import html
 
-from oltplab.documents.run import TpccSummary
+from oltplab.documents.run import TpccLatency, TpccSummary
 from oltplab.report.html.model import ReportData, RunView
 from oltplab.report.html.tables import number, swatch, table
-from oltplab.report.tpcc_text import TYPES
 
-TYPE_LATENCY_KEYS = ("p50", "p90", "p95", "p99", "max")
+TYPE_LATENCY_SHOWN = ("p50", "p90", "p95", "p99", "max")
 
 
 def tpcc_of(run: RunView) -> TpccSummary | None:
-    summary = run.analysis.run.document["summary"]
-    return None if summary is None else summary.get("tpcc")
+    summary = run.analysis.run.summary
+    return None if summary is None else summary.tpcc
+
+
+def _shown(latency: TpccLatency | None) -> tuple[float | None, ...]:
+    if latency is None:
+        return (None,) * len(TYPE_LATENCY_SHOWN)
+    return (latency.p50, latency.p90, latency.p95, latency.p99, latency.max)
 
 
 def tpcc_tables(data: ReportData) -> str:
@@ -28,27 +33,23 @@ def tpcc_tables(data: ReportData) -> str:
         who += f'<td class="name">{html.escape(run.name)}</td>'
         totals.append(
             who
-            + number(tpcc["warehouses"])
+            + number(tpcc.warehouses)
             + number(run.threads)
-            + number(tpcc["tpmC"])
-            + number(tpcc["tpm_total"])
-            + number(None if tpcc["efficiency"] is None else 100 * tpcc["efficiency"], 3)
+            + number(tpcc.tpmC)
+            + number(tpcc.tpm_total)
+            + number(None if tpcc.efficiency is None else 100 * tpcc.efficiency, 3)
         )
-        for kind in TYPES:
-            result = tpcc["by_type"].get(kind)
-            if result is None:
-                continue
-            latency = result["latency_ms"] or {}
+        for kind, result in tpcc.by_type.items():
             types.append(
                 who
                 + f"<td>{kind}</td>"
-                + number(result["count"])
-                + number(result["share_pct"], 3)
-                + number(result["rollbacks"])
-                + number(result["errors"])
-                + "".join(number(latency.get(k)) for k in TYPE_LATENCY_KEYS)
+                + number(result.count)
+                + number(result.share_pct, 3)
+                + number(result.rollbacks)
+                + number(result.errors)
+                + "".join(number(v) for v in _shown(result.latency_ms))
             )
-    label = html.escape(runs[0][1].get("label") or "TPC-C-like, unaudited")
+    label = html.escape(runs[0][1].label or "TPC-C-like, unaudited")
     return (
         f"<h3>TPC-C results ({label})</h3>"
         + table(
@@ -61,7 +62,7 @@ def tpcc_tables(data: ReportData) -> str:
         + table(
             "tpcc-types",
             ["config", "run", "type", "count", "share %", "rollbacks", "errors"]
-            + [f"{k} ms" for k in TYPE_LATENCY_KEYS],
+            + [f"{k} ms" for k in TYPE_LATENCY_SHOWN],
             types,
             "Per transaction type over the measured time, from each type's histogram; errors "
             "are failed attempts that were retried. The chart 'Latency per transaction type' "

@@ -1,41 +1,47 @@
-//! Connection options from a `mysql://` target: TCP or Unix socket, TLS on request,
-//! and nothing that would send a statement the benchmark did not ask for.
+//! Connection options from a `mysql://` target (TCP or Unix socket, TLS on request), and
+//! opening one: the socket, then the handshake (handshake.rs). Nothing is sent that the
+//! benchmark did not ask for: no `SELECT @@...` after the handshake, so the server's
+//! `Com_select` counts the workload's statements only, as with sysbench.
 
-use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mysql_async::{Opts, OptsBuilder, SslOpts};
+use rustls::pki_types::ServerName;
+use rustls::ClientConfig;
+use tokio::net::{TcpStream, UnixStream};
 
-use super::errors::{connect_error, connect_timeout};
+use super::errors::{connect_error, connect_timeout, Error};
+use super::handshake;
+use super::session::Session;
+use super::wire::Stream;
 use crate::driver::target::MysqlTarget;
+use crate::driver::tls;
 use crate::driver::url::NetTarget;
 use crate::error::{EngineError, Result};
 
-/// The protocol's largest packet: the client never refuses what the server sends.
-const MAX_PACKET_BYTES: usize = 1 << 30;
-/// The server's default `wait_timeout`; `mysql_async` only uses it to expire pooled connections.
-const WAIT_TIMEOUT_S: usize = 28_800;
 const DEFAULT_CONNECT_TIMEOUT_S: u64 = 10;
 
-/// What one target connects with, built once per target and cheap to clone (`Opts` is an `Arc`).
+/// What one target connects with, built once per target and shared by all the connections of
+/// a run (thousands of them).
 #[derive(Clone)]
 pub struct ConnectOpts {
-    pub opts: Opts,
+    pub net: Arc<NetTarget>,
+    /// `?ssl=on`: the TLS configuration and the name the certificate must carry.
+    pub tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
     pub timeout: Duration,
 }
 
 impl ConnectOpts {
-    /// The options for `target`, built once and shared by all the connections of a run
-    /// (thousands of them), as the `Opts` inside is reference-counted.
+    /// The options for `target`, built once and shared.
     pub fn shared(target: &MysqlTarget) -> Result<Self> {
-        static LAST: Mutex<Option<(NetTarget, ConnectOpts)>> = Mutex::new(None);
+        static LAST: Mutex<Option<ConnectOpts>> = Mutex::new(None);
         let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, opts)) = last.as_ref().filter(|(net, _)| *net == target.net) {
+        if let Some(opts) = last.as_ref().filter(|o| *o.net == target.net) {
             return Ok(opts.clone());
         }
         let opts = Self::new(target)?;
-        *last = Some((target.net.clone(), opts.clone()));
+        *last = Some(opts.clone());
         Ok(opts)
     }
 
@@ -58,83 +64,58 @@ impl ConnectOpts {
                 }
             }
         }
-        // The settings below keep the connect quiet: with max_allowed_packet, wait_timeout and
-        // prefer_socket given, mysql_async sends no `SELECT @@...` after the handshake, so the
-        // server's Com_select counts the workload's statements only, as with sysbench.
-        let mut b = OptsBuilder::default()
-            .user(Some(net.user.as_str()))
-            .pass((!net.password.is_empty()).then_some(net.password.as_str()))
-            .db_name(Some(net.database.as_str()))
-            // The driver holds its statements itself; a cache would close the least recently used
-            // one once a connection has prepared more than its size (tables × kinds can be hundreds).
-            .stmt_cache_size(0)
-            .prefer_socket(false)
-            .max_allowed_packet(Some(MAX_PACKET_BYTES))
-            .wait_timeout(Some(WAIT_TIMEOUT_S))
-            // sysbench's affected rows are changed rows (no CLIENT_FOUND_ROWS): an UPDATE that sets
-            // a column to its value counts as "other", as in sysbench.
-            .client_found_rows(false)
-            .tcp_nodelay(true);
-        b = match &net.socket {
-            Some(path) => b.socket(Some(path.to_string_lossy())),
-            None => b.ip_or_hostname(net.host.as_str()).tcp_port(net.port),
-        };
         if net.tls && net.socket.is_some() {
-            // mysql_async sends the TLS request on a socket but never starts TLS (the server then
-            // reports packets out of order); a local socket needs no encryption anyway.
+            // A local socket needs no encryption (and the server accepts a clear password on it).
             return Err(EngineError::config(
                 "--db: TLS over a Unix socket is not supported; drop ssl=on, or connect over TCP for TLS",
             ));
         }
-        if net.tls {
-            install_crypto_provider();
-            b = b.ssl_opts(ssl_opts(ca));
+        let tls = if net.tls {
+            let config = tls::client_config(ca.as_deref()).map_err(|e| EngineError::config(format!("--db: {e}")))?;
+            let name = ServerName::try_from(net.host.clone())
+                .map_err(|_| EngineError::config(format!("--db: '{}' is not a host name TLS can check", net.host)))?;
+            Some((config, name))
         } else if ca.is_some() {
             return Err(EngineError::config("--db: ssl-ca given without ssl=on; add ssl=on to use TLS"));
-        }
-        Ok(Self { opts: b.into(), timeout: Duration::from_secs(timeout_s) })
+        } else {
+            None
+        };
+        Ok(Self { net: Arc::new(net.clone()), tls, timeout: Duration::from_secs(timeout_s) })
     }
 
     /// Opens a connection, or says in one line why it cannot.
-    pub async fn open(&self, target: &MysqlTarget) -> Result<mysql_async::Conn> {
-        match tokio::time::timeout(self.timeout, mysql_async::Conn::new(self.opts.clone())).await {
-            Ok(Ok(conn)) => Ok(conn),
-            Ok(Err(e)) => Err(connect_error(&e, &target.net)),
-            Err(_) => Err(connect_timeout(&target.net, self.timeout.as_secs())),
+    pub async fn open(&self) -> Result<Session> {
+        match self.reopen().await {
+            Ok(session) => Ok(session),
+            Err(ReopenError::Failed(e)) => Err(connect_error(&e, &self.net)),
+            Err(ReopenError::Timeout) => Err(connect_timeout(&self.net, self.timeout.as_secs())),
         }
     }
 
     /// Opens a connection for a reconnect; the caller classifies the error.
-    pub async fn reopen(&self) -> std::result::Result<mysql_async::Conn, ReopenError> {
-        match tokio::time::timeout(self.timeout, mysql_async::Conn::new(self.opts.clone())).await {
-            Ok(Ok(conn)) => Ok(conn),
+    pub async fn reopen(&self) -> std::result::Result<Session, ReopenError> {
+        match tokio::time::timeout(self.timeout, self.connect()).await {
+            Ok(Ok(session)) => Ok(session),
             Ok(Err(e)) => Err(ReopenError::Failed(e)),
             Err(_) => Err(ReopenError::Timeout),
         }
     }
-}
 
-pub enum ReopenError {
-    Failed(mysql_async::Error),
-    Timeout,
-}
-
-/// `ssl=on` alone encrypts without checking the certificate, as the MySQL client's
-/// `--ssl-mode=REQUIRED` (and sysbench's `--mysql-ssl=on`) do: benchmark servers mostly use
-/// self-signed certificates. With `ssl-ca=FILE` the chain is verified against that CA and the
-/// certificate must name the host of the URL (the client's `VERIFY_IDENTITY`; `mysql_async`'s
-/// switch to skip the name check does not work with the rustls it builds on).
-fn ssl_opts(ca: Option<PathBuf>) -> SslOpts {
-    match ca {
-        Some(path) => SslOpts::default().with_root_certs(vec![path.into()]).with_disable_built_in_roots(true),
-        None => SslOpts::default().with_danger_accept_invalid_certs(true),
+    async fn connect(&self) -> std::result::Result<Session, Error> {
+        let stream = if let Some(path) = &self.net.socket {
+            Stream::Unix(UnixStream::connect(Path::new(path)).await?)
+        } else {
+            let tcp = TcpStream::connect((self.net.host.as_str(), self.net.port)).await?;
+            tcp.set_nodelay(true)?;
+            Stream::Tcp(tcp)
+        };
+        handshake::connect(stream, &self.net, self.tls.as_ref()).await
     }
 }
 
-/// rustls needs a process-wide crypto provider when more than one could be compiled in;
-/// ring is the one this crate builds (a no-op when one is installed already).
-fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+pub enum ReopenError {
+    Failed(Error),
+    Timeout,
 }
 
 #[cfg(test)]
@@ -150,17 +131,19 @@ mod tests {
     #[test]
     fn tcp_socket_and_parameters() {
         let o = ConnectOpts::new(&target("mysql://sb:pw@db.example:3307/bench")).unwrap();
-        assert_eq!((o.opts.ip_or_hostname(), o.opts.tcp_port(), o.opts.socket()), ("db.example", 3307, None));
-        assert_eq!((o.opts.user(), o.opts.pass(), o.opts.db_name()), (Some("sb"), Some("pw"), Some("bench")));
-        assert_eq!((o.opts.stmt_cache_size(), o.timeout.as_secs()), (0, 10));
-        assert!(o.opts.ssl_opts().is_none());
+        assert_eq!((o.net.host.as_str(), o.net.port, o.net.socket.as_deref()), ("db.example", 3307, None));
+        assert_eq!((o.net.user.as_str(), o.net.password.as_str(), o.net.database.as_str()), ("sb", "pw", "bench"));
+        assert_eq!(o.timeout.as_secs(), 10);
+        assert!(o.tls.is_none());
         let o = ConnectOpts::new(&target("mysql://sb@localhost/db?socket=/tmp/s.sock&connect_timeout=3")).unwrap();
-        assert_eq!((o.opts.socket(), o.opts.pass(), o.timeout.as_secs()), (Some("/tmp/s.sock"), None, 3));
-        let o = ConnectOpts::new(&target("mysql://sb@h/db?ssl=on&ssl-ca=/ca.pem")).unwrap();
-        let ssl = o.opts.ssl_opts().unwrap();
-        assert!(!ssl.accept_invalid_certs() && ssl.disable_built_in_roots());
+        assert_eq!(
+            (o.net.socket.as_deref(), o.net.password.as_str(), o.timeout.as_secs()),
+            (Some(Path::new("/tmp/s.sock")), "", 3)
+        );
         let o = ConnectOpts::new(&target("mysql://sb@h/db?ssl=on")).unwrap();
-        assert!(o.opts.ssl_opts().unwrap().accept_invalid_certs());
+        assert!(matches!(&o.tls, Some((_, ServerName::DnsName(n))) if n.as_ref() == "h"));
+        let e = ConnectOpts::new(&target("mysql://sb@h/db?ssl=on&ssl-ca=/nonexistent/ca.pem")).err().unwrap();
+        assert!(matches!(&e, EngineError::Config(m) if m.contains("cannot read the root certificate")), "{e}");
     }
 
     #[test]

@@ -1,13 +1,49 @@
 //! What a MySQL error means for the run (retry, reconnect or stop), and the
 //! one-line messages for a connection that cannot be opened.
 
-use std::io;
-
-use mysql_async::{DriverError, Error, IoError};
+use std::{fmt, io};
 
 use crate::db::{DbError, ErrorAction};
 use crate::driver::url::NetTarget;
 use crate::error::EngineError;
+
+/// What can go wrong on a MySQL connection.
+#[derive(Debug)]
+pub enum Error {
+    /// The server's error packet.
+    Server { code: u16, message: String },
+    /// The socket failed or closed (rustls' errors come wrapped in I/O errors).
+    Io(io::Error),
+    /// A packet the protocol does not allow here: the connection is out of step with the server.
+    Protocol(String),
+    /// The connection was already closed when a statement was to be sent.
+    Closed,
+    /// The client refuses the request (a statement given the wrong number of parameters).
+    Client(String),
+    /// `?ssl=on`, but the server offers no TLS.
+    NoTls,
+    /// The server asks for an authentication plugin this client does not speak.
+    UnknownAuthPlugin(String),
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::Io(e)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Server { code, message } => write!(f, "server error {code}: {message}"),
+            Error::Io(e) => write!(f, "{e}"),
+            Error::Protocol(m) | Error::Client(m) => f.write_str(m),
+            Error::Closed => f.write_str("the connection is closed"),
+            Error::NoTls => f.write_str("the server does not offer TLS"),
+            Error::UnknownAuthPlugin(name) => write!(f, "unknown authentication plugin '{name}'"),
+        }
+    }
+}
 
 /// The client library's lost-connection codes (`CR_SERVER_GONE_ERROR`, `CR_TCP_CONNECTION`,
 /// `CR_SERVER_LOST`, `CR_SERVER_LOST_EXTENDED`): sysbench reconnects on these.
@@ -15,7 +51,7 @@ const LOST_CONNECTION_CODES: [u16; 4] = [2006, 2011, 2013, 2055];
 /// Server errors that end the session as well: `ER_SERVER_SHUTDOWN`, `ER_CONNECTION_KILLED`
 /// (MariaDB), `ER_CLIENT_INTERACTION_TIMEOUT` (MySQL 8).
 const SESSION_ENDED_CODES: [u16; 3] = [1053, 1927, 4031];
-/// What `mysql_async`'s I/O errors are called in run.json: libmysqlclient's `CR_SERVER_LOST`,
+/// What I/O and protocol errors are called in run.json: libmysqlclient's `CR_SERVER_LOST`,
 /// so that per-code counts read as sysbench's do.
 const CR_SERVER_LOST: u16 = 2013;
 /// `CR_SERVER_GONE_ERROR`: the connection was already closed when a statement was sent.
@@ -43,13 +79,11 @@ pub fn action_for(code: u16, lost: bool, ignore: Option<&[u16]>) -> ErrorAction 
 /// Classifies an error from a statement.
 pub fn db_error(e: &Error, ignore: Option<&[u16]>) -> DbError {
     let (code, lost) = match e {
-        Error::Server(s) => (s.code, false),
-        Error::Driver(DriverError::ConnectionClosed) => (CR_SERVER_GONE_ERROR, true),
+        Error::Server { code, .. } => (*code, false),
+        Error::Closed => (CR_SERVER_GONE_ERROR, true),
         // A packet out of step with the server: only a new connection recovers.
-        Error::Io(_) | Error::Driver(DriverError::PacketOutOfOrder | DriverError::UnexpectedPacket { .. }) => {
-            (CR_SERVER_LOST, true)
-        }
-        Error::Driver(_) | Error::Other(_) | Error::Url(_) => {
+        Error::Io(_) | Error::Protocol(_) => (CR_SERVER_LOST, true),
+        Error::Client(_) | Error::NoTls | Error::UnknownAuthPlugin(_) => {
             return DbError::fatal("CLIENT", one_line(&e.to_string()));
         }
     };
@@ -59,7 +93,7 @@ pub fn db_error(e: &Error, ignore: Option<&[u16]>) -> DbError {
 /// A reconnect that failed: the executor tries again, with backoff, while the server is down.
 pub fn reconnect_error(e: &Error) -> DbError {
     let code = match e {
-        Error::Server(s) => s.code,
+        Error::Server { code, .. } => *code,
         _ => CR_CONN_HOST_ERROR,
     };
     DbError { code: code.to_string(), message: message(e), action: ErrorAction::Reconnect }
@@ -68,8 +102,7 @@ pub fn reconnect_error(e: &Error) -> DbError {
 /// The server's own message for server errors; the library's for the rest.
 fn message(e: &Error) -> String {
     match e {
-        Error::Server(s) => one_line(&s.message),
-        Error::Io(IoError::Io(io)) => one_line(&io.to_string()),
+        Error::Server { message, .. } => one_line(message),
         other => one_line(&other.to_string()),
     }
 }
@@ -78,7 +111,7 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Why `open` failed, in one line that says what to do. `mysql_async`'s errors never
+/// Why `open` failed, in one line that says what to do. The driver's errors never
 /// carry the password, and neither does [`NetTarget::describe`].
 pub fn connect_error(e: &Error, net: &NetTarget) -> EngineError {
     let at = net.describe();
@@ -87,28 +120,25 @@ pub fn connect_error(e: &Error, net: &NetTarget) -> EngineError {
         None => format!("{}:{}", net.host, net.port),
     };
     let why = match e {
-        Error::Server(s) => match s.code {
-            1045 => format!("{}; check the user in --db and the password ({})", s.message, net.password_hint()),
-            1044 => format!("{}; grant the user access to the database or fix the /db part of --db", s.message),
+        Error::Server { code, message } => match code {
+            1045 => format!("{message}; check the user in --db and the password ({})", net.password_hint()),
+            1044 => format!("{message}; grant the user access to the database or fix the /db part of --db"),
             1049 => format!(
                 "unknown database '{}'; create it (CREATE DATABASE {}) or fix the /db part of --db",
                 net.database, net.database
             ),
             1040 => "too many connections; raise max_connections on the server or use fewer --threads".to_string(),
-            1129 => format!("{}; run FLUSH HOSTS on the server", s.message),
-            1130 => format!("{}; create the user for this client host", s.message),
-            _ => format!("server error {}: {}", s.code, s.message),
+            1129 => format!("{message}; run FLUSH HOSTS on the server"),
+            1130 => format!("{message}; create the user for this client host"),
+            _ => format!("server error {code}: {message}"),
         },
-        Error::Io(IoError::Io(io)) if is_tls(io) => format!(
+        Error::Io(io) if is_tls(io) => format!(
             "TLS failed ({}); check ssl-ca in --db and that the server's certificate names this host",
             one_line(&io.to_string())
         ),
-        Error::Io(IoError::Io(io)) => io_reason(io, &endpoint, net.socket.is_some()),
-        Error::Io(tls) => format!("TLS failed ({tls}); check the server's TLS set-up or drop ?ssl=on"),
-        Error::Driver(DriverError::NoClientSslFlagFromServer) => {
-            "the server does not offer TLS; enable it on the server (have_ssl) or drop ?ssl=on".to_string()
-        }
-        Error::Driver(DriverError::UnknownAuthPlugin { name }) => format!(
+        Error::Io(io) => io_reason(io, &endpoint, net.socket.is_some()),
+        Error::NoTls => "the server does not offer TLS; enable it on the server (have_ssl) or drop ?ssl=on".to_string(),
+        Error::UnknownAuthPlugin(name) => format!(
             "the server asks for the authentication plugin '{name}', which oltplab does not support; \
              use mysql_native_password or caching_sha2_password for this user"
         ),
@@ -117,7 +147,7 @@ pub fn connect_error(e: &Error, net: &NetTarget) -> EngineError {
     EngineError::Connect(format!("cannot connect to MySQL at {at}: {why}"))
 }
 
-/// No answer in time: the only error that `mysql_async` cannot report itself.
+/// No answer in time.
 pub fn connect_timeout(net: &NetTarget, timeout_s: u64) -> EngineError {
     EngineError::Connect(format!(
         "cannot connect to MySQL at {}: no answer within {timeout_s} s; is the server running and reachable? \
@@ -153,12 +183,10 @@ fn io_reason(io: &io::Error, endpoint: &str, socket: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use mysql_async::ServerError;
-
     use super::*;
 
     fn server(code: u16) -> Error {
-        Error::Server(ServerError { code, message: format!("message {code}"), state: "HY000".into() })
+        Error::Server { code, message: format!("message {code}") }
     }
 
     #[test]
@@ -184,12 +212,14 @@ mod tests {
     fn server_and_io_errors_keep_codes_and_messages() {
         let e = db_error(&server(1213), Some(&[1213]));
         assert_eq!((e.code.as_str(), e.message.as_str(), e.action), ("1213", "message 1213", ErrorAction::Retry));
-        let io = Error::Io(IoError::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "eof")));
+        let io = Error::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "eof"));
         let e = db_error(&io, Some(&[]));
         assert_eq!((e.code.as_str(), e.action), ("2013", ErrorAction::Reconnect));
-        let e = db_error(&Error::Driver(DriverError::ConnectionClosed), Some(&[]));
+        let e = db_error(&Error::Closed, Some(&[]));
         assert_eq!((e.code.as_str(), e.action), ("2006", ErrorAction::Reconnect));
-        let e = db_error(&Error::Driver(DriverError::PacketTooLarge), None);
+        let e = db_error(&Error::Protocol("packet out of order".into()), Some(&[]));
+        assert_eq!((e.code.as_str(), e.action), ("2013", ErrorAction::Reconnect));
+        let e = db_error(&Error::Client("statement 3 takes 2 parameters, got 1".into()), None);
         assert_eq!((e.code.as_str(), e.action), ("CLIENT", ErrorAction::Fatal));
     }
 
@@ -213,10 +243,7 @@ mod tests {
             (server(1045), "check the user in --db and the password (the password came from --db)"),
             (server(1049), "unknown database 'bench'; create it (CREATE DATABASE bench)"),
             (server(1040), "raise max_connections"),
-            (
-                Error::Io(IoError::Io(io::ErrorKind::ConnectionRefused.into())),
-                "is the server running on 127.0.0.1:3399?",
-            ),
+            (Error::Io(io::ErrorKind::ConnectionRefused.into()), "is the server running on 127.0.0.1:3399?"),
         ];
         for (e, want) in cases {
             let msg = connect_error(&e, &net(None)).to_string();
@@ -224,7 +251,7 @@ mod tests {
             assert!(msg.starts_with("cannot connect to MySQL at sb@127.0.0.1:3399/bench: "), "{msg}");
             assert!(!msg.contains("s3cret") && !msg.contains('\n'), "{msg}");
         }
-        let e = Error::Io(IoError::Io(io::ErrorKind::NotFound.into()));
+        let e = Error::Io(io::ErrorKind::NotFound.into());
         let msg = connect_error(&e, &net(Some("/tmp/x.sock"))).to_string();
         assert!(msg.contains("the socket /tmp/x.sock does not exist"), "{msg}");
         assert!(matches!(connect_timeout(&net(None), 10), EngineError::Connect(m) if m.contains("within 10 s")));

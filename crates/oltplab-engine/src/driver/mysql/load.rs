@@ -2,11 +2,7 @@
 //! multi-row `INSERT`s of the same rows on MariaDB 10.11 (`InnoDB`, 512 KiB batches), with
 //! sysbench's INSERT batches as the fallback when the server refuses local infile.
 
-use bytes::Bytes;
-use mysql_async::prelude::Queryable;
-use mysql_async::{Error, InfileData};
-
-use super::errors::db_error;
+use super::errors::{db_error, Error};
 use super::MysqlConn;
 use crate::db::{DbError, DbResult, Fetch, Value};
 use crate::driver::tab_text::TabRows;
@@ -43,7 +39,7 @@ impl MysqlConn {
         let described = if self.local_infile { Some(self.describe(table, columns).await?) } else { None };
         let Some(table_is) = described.filter(|t| t.keeps_ids) else { return Ok(None) };
         match self.load_data(table, columns, rows, table_is.ascii_compatible).await {
-            Err(Error::Server(e)) if REFUSED_CODES.contains(&e.code) => {
+            Err(Error::Server { code, .. }) if REFUSED_CODES.contains(&code) => {
                 self.local_infile = false;
                 Ok(None)
             }
@@ -92,26 +88,19 @@ impl MysqlConn {
         rows: &TabRows,
         ascii_compatible: bool,
     ) -> Result<u64, Error> {
-        let conn = self.conn.as_mut().ok_or(Error::Driver(mysql_async::DriverError::ConnectionClosed))?;
+        let session = self.session.as_mut().ok_or(Error::Closed)?;
         let data = rows.as_str();
         // ASCII reads the same in every ASCII-compatible character set, so it can skip the
         // conversion (a quarter of a 4-table load's time on MariaDB 10.11 into latin1 tables);
         // other text is declared as what it is, UTF-8, and converted by the server.
         let charset = if ascii_compatible && data.is_ascii() { "binary" } else { "utf8mb4" };
-        let data = Bytes::copy_from_slice(data.as_bytes());
-        conn.set_infile_handler(async move {
-            let stream: InfileData = Box::pin(futures_util::stream::once(std::future::ready(Ok(data))));
-            Ok(stream)
-        });
         // The default field and line format (tab, newline, backslash escapes) is TabRows'.
         let sql = format!(
             "LOAD DATA LOCAL INFILE 'oltplab-bulk-load' INTO TABLE {table} CHARACTER SET {charset} ({})",
             columns.join(", ")
         );
-        let result = conn.query_iter(sql).await?;
-        let (loaded, warnings) = (result.affected_rows(), result.warnings());
-        result.drop_result().await?;
-        Ok(if warnings == 0 { loaded } else { 0 })
+        let done = session.query(&sql, None, Some(data.as_bytes())).await?;
+        Ok(if done.warnings == 0 { done.affected } else { 0 })
     }
 }
 

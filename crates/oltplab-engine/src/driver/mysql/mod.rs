@@ -1,23 +1,30 @@
-//! MariaDB, MySQL and Percona Server over the MySQL protocol (`mysql_async`, on the
-//! engine's tokio runtime). One [`MysqlConn`] is one server connection: no pool, no
-//! statement cache of the library's, its prepared statements held by index.
+//! MariaDB, MySQL and Percona Server over the MySQL protocol, by a client of our own on
+//! `mysql_common`'s packets (docs/mysql.md says why). One [`MysqlConn`] is one server
+//! connection, driven by the task that runs its statements: no pool, no background task, its
+//! prepared statements held by index.
+//!
+//! wire.rs frames packets on the socket, handshake.rs authenticates, session.rs runs commands
+//! and walks their results, result.rs decodes the rows a caller keeps, load.rs is the bulk load.
 
 mod connect;
 mod errors;
+mod handshake;
 mod load;
 mod result;
+mod session;
+mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mysql_async::prelude::Queryable;
-use mysql_async::Statement;
-
 use self::connect::{ConnectOpts, ReopenError};
-use self::errors::{db_error, reconnect_error, CR_CONN_HOST_ERROR};
+use self::errors::{db_error, reconnect_error, Error, CR_CONN_HOST_ERROR};
+use self::session::{Done, Prepared, Session};
 use super::target::{MysqlTarget, PsMode};
 use super::QUIT_TIMEOUT;
-use crate::db::{DbError, DbResult, ErrorAction, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
+use crate::db::{
+    DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, ServerInfo, ServerLimits, StmtId, Value,
+};
 use crate::error::Result;
 
 /// `ER_MAX_PREPARED_STMT_COUNT_REACHED`: sysbench dies of it at 4096 threads on MariaDB's defaults.
@@ -25,7 +32,7 @@ const ER_MAX_PREPARED_STMT_COUNT_REACHED: u16 = 1461;
 
 pub struct MysqlConn {
     /// None only after a failed reconnect (the executor tries again).
-    conn: Option<mysql_async::Conn>,
+    session: Option<Session>,
     opts: ConnectOpts,
     ps_mode: PsMode,
     /// `--mysql-ignore-errors`; None is `all`.
@@ -33,7 +40,7 @@ pub struct MysqlConn {
     /// The workload's statements, shared by every connection of the run.
     sqls: Arc<[String]>,
     /// `sqls[i]` prepared on this connection (`--db-ps-mode=auto`).
-    stmts: Vec<Statement>,
+    stmts: Vec<Prepared>,
     /// `--db-ps-mode=disable`: the statement text with its parameters, reused.
     text: String,
     /// LOAD DATA LOCAL INFILE works until the server refuses it once.
@@ -43,9 +50,9 @@ pub struct MysqlConn {
 impl MysqlConn {
     pub async fn open(target: &MysqlTarget) -> Result<Self> {
         let opts = ConnectOpts::shared(target)?;
-        let conn = opts.open(target).await?;
+        let session = opts.open().await?;
         Ok(Self {
-            conn: Some(conn),
+            session: Some(session),
             opts,
             ps_mode: target.ps_mode,
             ignore: target.ignore_errors.clone(),
@@ -64,55 +71,49 @@ impl MysqlConn {
     }
 
     async fn prepare_all(&mut self) -> DbResult<()> {
-        self.stmts.clear();
+        let session = self.session.as_mut().ok_or_else(gone)?;
+        // Statements of an earlier prepare on this connection are closed, not left to count
+        // against the server's max_prepared_stmt_count.
+        for old in self.stmts.drain(..) {
+            session.close_statement(&old).await.map_err(|e| db_error(&e, self.ignore.as_deref()))?;
+        }
         if self.ps_mode == PsMode::Disable {
             return Ok(());
         }
-        let conn = self.conn.as_mut().ok_or_else(gone)?;
-        self.stmts.reserve_exact(self.sqls.len());
-        for sql in self.sqls.iter() {
-            let stmt = conn.prep(sql.as_str()).await.map_err(|e| {
-                let mut err = db_error(&e, self.ignore.as_deref());
-                if matches!(&e, mysql_async::Error::Server(s) if s.code == ER_MAX_PREPARED_STMT_COUNT_REACHED) {
-                    err.message
-                        .push_str("; raise max_prepared_stmt_count on the server or run with --db-ps-mode=disable");
-                }
-                err
-            })?;
-            self.stmts.push(stmt);
-        }
+        self.stmts = session.prepare_all(&self.sqls).await.map_err(|e| {
+            let mut err = db_error(&e, self.ignore.as_deref());
+            if matches!(&e, Error::Server { code, .. } if *code == ER_MAX_PREPARED_STMT_COUNT_REACHED) {
+                err.message.push_str("; raise max_prepared_stmt_count on the server or run with --db-ps-mode=disable");
+            }
+            err
+        })?;
         Ok(())
     }
 
     pub async fn execute(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
-        let conn = self.conn.as_mut().ok_or_else(gone)?;
+        let session = self.session.as_mut().ok_or_else(gone)?;
+        let mut rows = Vec::new();
+        let keep = (fetch == Fetch::Rows).then_some(&mut rows);
         let outcome = match self.ps_mode {
             PsMode::Auto => {
-                let stmt = self.stmts.get(id.0).ok_or_else(|| no_statement(id))?;
-                match conn.exec_iter(stmt, result::params_of(params)).await {
-                    Ok(r) => result::read(r, fetch).await,
-                    Err(e) => Err(e),
-                }
+                let stmt = self.stmts.get_mut(id.0).ok_or_else(|| no_statement(id))?;
+                session.execute(stmt, params, keep).await
             }
             PsMode::Disable => {
                 let sql = self.sqls.get(id.0).ok_or_else(|| no_statement(id))?;
                 result::inline_into(&mut self.text, sql, params);
-                match conn.query_iter(self.text.as_str()).await {
-                    Ok(r) => result::read(r, fetch).await,
-                    Err(e) => Err(e),
-                }
+                session.query(&self.text, keep, None).await
             }
         };
-        outcome.map_err(|e| db_error(&e, self.ignore.as_deref()))
+        outcome.map(|done| query_result(done, rows)).map_err(|e| db_error(&e, self.ignore.as_deref()))
     }
 
     pub async fn query(&mut self, sql: &str, fetch: Fetch) -> DbResult<QueryResult> {
-        let conn = self.conn.as_mut().ok_or_else(gone)?;
-        let outcome = match conn.query_iter(sql).await {
-            Ok(r) => result::read(r, fetch).await,
-            Err(e) => Err(e),
-        };
-        outcome.map_err(|e| db_error(&e, self.ignore.as_deref()))
+        let session = self.session.as_mut().ok_or_else(gone)?;
+        let mut rows = Vec::new();
+        let keep = (fetch == Fetch::Rows).then_some(&mut rows);
+        let outcome = session.query(sql, keep, None).await;
+        outcome.map(|done| query_result(done, rows)).map_err(|e| db_error(&e, self.ignore.as_deref()))
     }
 
     /// `COM_QUIT`, as `mysql_close()`.
@@ -122,9 +123,11 @@ impl MysqlConn {
 
     /// Says goodbye on the current connection, if any, and lets it go. A dead one fails at once.
     async fn quit(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            let _ = tokio::time::timeout(QUIT_TIMEOUT, conn.disconnect()).await;
+        if let Some(session) = self.session.take() {
+            let _ = tokio::time::timeout(QUIT_TIMEOUT, session.quit()).await;
         }
+        // The statements died with the connection.
+        self.stmts.clear();
     }
 
     /// A new connection to the same target with the same statements prepared; an error while
@@ -132,7 +135,7 @@ impl MysqlConn {
     pub async fn reconnect(&mut self) -> DbResult<()> {
         // `--reconnect` closes a live connection: say goodbye, as mysql_close() does.
         self.quit().await;
-        self.conn = Some(self.opts.reopen().await.map_err(|e| match e {
+        self.session = Some(self.opts.reopen().await.map_err(|e| match e {
             ReopenError::Failed(e) => reconnect_error(&e),
             ReopenError::Timeout => DbError {
                 code: CR_CONN_HOST_ERROR.to_string(),
@@ -187,6 +190,18 @@ impl MysqlConn {
                 Some((cells.next()?, cells.next().unwrap_or_default()))
             })
             .collect())
+    }
+}
+
+/// sysbench's classification by result: a result set (columns > 0) is a read, whatever its row
+/// count; otherwise changed rows > 0 make a write, and the rest is "other".
+fn query_result(done: Done, rows: Vec<Vec<Value>>) -> QueryResult {
+    match done {
+        Done { result_set: true, rows: n, .. } => QueryResult { class: QueryClass::Read, row_count: n, rows },
+        Done { affected, .. } => {
+            let class = if affected > 0 { QueryClass::Write } else { QueryClass::Other };
+            QueryResult { class, row_count: affected, rows: Vec::new() }
+        }
     }
 }
 

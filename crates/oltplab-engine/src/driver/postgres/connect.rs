@@ -71,23 +71,19 @@ impl Settings {
     }
 
     /// Opens an authenticated connection, ready for statements. `connect_timeout` bounds the
-    /// whole of it, as libpq's does.
+    /// socket's connect, as tokio-postgres's did: a server that forks thousands of backends at
+    /// once may take longer than that to authenticate them, and is not unreachable.
     pub async fn connect(&self) -> std::result::Result<Wire, PgError> {
-        let Some(limit) = self.timeout else { return self.open().await };
-        tokio::time::timeout(limit, self.open())
-            .await
-            .unwrap_or_else(|_| Err(PgError::Io(std::io::ErrorKind::TimedOut.into())))
-    }
-
-    async fn open(&self) -> std::result::Result<Wire, PgError> {
-        let stream = if let Some(path) = &self.socket {
-            Stream::unix(path).await?
-        } else {
-            let tcp = Stream::tcp(&self.net.host, self.net.port).await?;
-            match &self.tls {
-                Some(tls) => tls.connect(tcp, &self.net.host).await?,
-                None => Stream::Tcp(tcp),
-            }
+        let socket = self.socket();
+        let stream = match self.timeout {
+            None => socket.await?,
+            Some(limit) => tokio::time::timeout(limit, socket)
+                .await
+                .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()))?,
+        };
+        let stream = match (&self.tls, stream) {
+            (Some(tls), Stream::Tcp(tcp)) => tls.connect(tcp, &self.net.host).await?,
+            (_, stream) => stream,
         };
         let mut wire = Wire::new(stream);
         let params = self.startup.iter().map(|(k, v)| (*k, v.as_str()));
@@ -97,6 +93,13 @@ impl Settings {
         // BackendKeyData, then ReadyForQuery (parameter status messages are skipped on the way).
         wire.expect_ready().await?;
         Ok(wire)
+    }
+
+    async fn socket(&self) -> std::io::Result<Stream> {
+        match &self.socket {
+            Some(path) => Stream::unix(path).await,
+            None => Ok(Stream::Tcp(Stream::tcp(&self.net.host, self.net.port).await?)),
+        }
     }
 }
 

@@ -52,6 +52,7 @@ pub async fn prepare_all(
         statements.push(Prepared { name, params: 0, columns: Vec::new() });
     }
     wire.send().await?;
+    wire.shrink();
     if !old.is_empty() {
         wire.finish().await?;
     }

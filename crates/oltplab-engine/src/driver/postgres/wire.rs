@@ -16,8 +16,12 @@ use super::stream::Stream;
 const INPUT_BYTES: usize = 8 * 1024;
 /// Room kept free for each read.
 const READ_MIN_BYTES: usize = 2 * 1024;
-/// Buffers grown past this (a COPY chunk, `pg_settings`) are released after the request.
-const KEEP_BYTES: usize = 64 * 1024;
+/// A read buffer grown past this (a large row, `pg_settings`) is given back after the request.
+const KEEP_INPUT_BYTES: usize = 64 * 1024;
+/// A request buffer grown past this (the pipelined prepares, a COPY chunk) is given back after the
+/// request: a Bind of sysbench's statements is under 300 bytes, and thousands of connections
+/// would otherwise each keep the few KiB of their prepares.
+const KEEP_OUT_BYTES: usize = 1024;
 
 /// A complete message at the front of the input buffer: its tag and body length.
 #[derive(Debug, Clone, Copy)]
@@ -185,10 +189,10 @@ impl Wire {
 
     /// Gives back the memory of a buffer that a large request or reply grew.
     pub fn shrink(&mut self) {
-        if self.out.capacity() > KEEP_BYTES {
+        if self.out.capacity() > KEEP_OUT_BYTES {
             self.out = BytesMut::new();
         }
-        if self.input.capacity() > KEEP_BYTES && self.input.is_empty() {
+        if self.input.capacity() > KEEP_INPUT_BYTES && self.input.is_empty() {
             self.input = BytesMut::with_capacity(INPUT_BYTES);
         }
     }

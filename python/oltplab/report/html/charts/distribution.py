@@ -2,32 +2,31 @@
 against the steady window only, so that the warm-up's pull on the mean is visible. Box
 P25-P75, median line, mean diamond, whiskers P5-P95 (stated in the caption)."""
 
-from typing import Any
-
 import altair as alt
 import numpy as np
 
 from oltplab.analysis.run_analysis import full_intervals, measured_intervals
 from oltplab.report.html.charts.common import Datasets, ReportChart, colour, finish
-from oltplab.report.html.model import Group
+from oltplab.report.html.model import Group, RunView
+from oltplab.rundir.intervals import Column
 
 WHOLE = "every measured interval"
 STEADY = "after the warm-up cut"
 QUANTILES = (5.0, 25.0, 50.0, 75.0, 95.0)
 
 
-def steady_and_whole_tps(run: Any) -> tuple[np.ndarray, np.ndarray]:
+def steady_and_whole_tps(run: RunView) -> tuple[np.ndarray, np.ndarray]:
     """A run's per-interval tps as its analysis saw them: every full measured interval, and
     those MSER-5 kept (the analysis's own rows and cut)."""
-    whole = run.analysis.whole
     frame = full_intervals(measured_intervals(run.analysis.run))
-    tps = frame["tps"].to_numpy(float)
-    return tps, tps[whole.steady.cut_intervals :]
+    tps = frame[Column.tps].to_numpy(float)
+    return tps, tps[run.whole.steady.cut_intervals :]
 
 
 def boxplot_chart(group: Group, configs: list[str], palette: dict[str, str]) -> ReportChart:
     stats = []
-    for config in [c for c in configs if c in {r.config for r in group.runs}]:
+    mine = [c for c in configs if c in {r.config for r in group.runs}]
+    for config in mine:
         everything, steady = [], []
         for run in (r for r in group.runs if r.config == config):
             whole, kept = steady_and_whole_tps(run)
@@ -47,7 +46,6 @@ def boxplot_chart(group: Group, configs: list[str], palette: dict[str, str]) -> 
             )
     sets = Datasets()
     boxes = sets.ref("boxes", stats)
-    mine = [c for c in configs if c in {s["config"] for s in stats}]
     hue = colour(mine, palette)
     y = alt.Y("config:N", title=None, sort=mine, axis=alt.Axis(labelLimit=260))
     tip = [

@@ -7,6 +7,7 @@ from typing import cast
 import altair as alt
 import numpy as np
 
+from oltplab.analysis._json import finite
 from oltplab.analysis.sweep import Sweep
 from oltplab.report.html.charts.common import (
     WIDTH,
@@ -25,13 +26,18 @@ USL_SAMPLES = 80
 def scaling_charts(
     workload: str, found: Sweep, configs: list[str], palette: dict[str, str], level: float
 ) -> list[ReportChart]:
-    frame = found.to_frame()
-    mine = [c for c in configs if c in set(frame["server"])]
-    threads = sorted(int(t) for t in frame["threads"].unique())
+    mine = [c for c in configs if c in {p.server for p in found.points}]
+    threads = sorted({p.threads for p in found.points})
     points = [
-        {"config": r["server"], "threads": int(r["threads"]), "runs": int(r["runs"])}
-        | {k: r[k] for k in ("tps", "tps_ci_lo", "tps_ci_hi", "p95_ms", "p99_ms")}
-        for r in frame.to_dict(orient="records")
+        {
+            "config": p.server,
+            "threads": p.threads,
+            "runs": p.runs,
+            "tps": p.tps_mean,
+            "tps_ci_lo": finite(p.tps_ci[0]),
+            "tps_ci_hi": finite(p.tps_ci[1]),
+        }
+        for p in found.points
     ]
     x = alt.X(
         "threads:Q",
@@ -93,7 +99,7 @@ def scaling_charts(
         + ". The x axis is log2; lines join measured points only; bars are cut at 0 tps "
         "(the tables give the intervals as computed)."
     )
-    latency, latency_sets = _latency_chart(points, x, mine, palette)
+    latency, latency_sets = _latency_chart(found, x, mine, palette)
     return [
         ReportChart(
             f"scaling-tps-{workload}",
@@ -125,13 +131,13 @@ def _usl_rows(found: Sweep, threads: list[int]) -> list[dict[str, object]]:
 
 
 def _latency_chart(
-    points: list[dict[str, object]], x: alt.X, configs: list[str], palette: dict[str, str]
+    found: Sweep, x: alt.X, configs: list[str], palette: dict[str, str]
 ) -> tuple[alt.LayerChart, Datasets]:
     long = [
-        {"config": p["config"], "threads": p["threads"], "percentile": name, "latency_ms": p[key]}
-        for p in points
-        for name, key in (("p95", "p95_ms"), ("p99", "p99_ms"))
-        if p[key] is not None
+        {"config": p.server, "threads": p.threads, "percentile": name, "latency_ms": value}
+        for p in found.points
+        for name, value in (("p95", p.latency_ms.p95), ("p99", p.latency_ms.p99))
+        if value is not None
     ]
     pick = legend_toggle()
     sets = Datasets()

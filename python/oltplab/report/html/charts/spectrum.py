@@ -5,11 +5,9 @@ axis (x = 1/(1-p), log), cut where the count no longer supports the percentile."
 from typing import Any
 
 import altair as alt
-import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from oltplab.analysis.latency import added, latency_ms
-from oltplab.percentiles import key_of
+from oltplab.analysis.latency import added, percentiles_ms
 from oltplab.report.html.charts.common import (
     WIDTH,
     Datasets,
@@ -33,19 +31,23 @@ def merged_steady(runs: list[RunView]) -> HdrHistogram | None:
 
 def spectrum_chart(group: Group, configs: list[str], palette: dict[str, str]) -> ReportChart | None:
     points: list[dict[str, Any]] = []
+    counts: dict[str, int] = {}  # transactions per config drawn
+    most_nines = 1.0
     for config in configs:
         runs = [r for r in group.runs if r.config == config]
         histogram = merged_steady(runs) if runs else None
         if histogram is None:
             continue
-        values = latency_ms(histogram, RANKS)
-        count = int(values["count"] or 0)
-        for rank in RANKS:
+        count = int(histogram.get_total_count())
+        if count == 0:
+            continue
+        counts[config] = count
+        for rank, value in zip(RANKS, percentiles_ms(histogram, RANKS), strict=True):
             nines = 1 / (1 - rank / 100)
-            value = values[key_of(rank)]
             # A percentile needs about 1/(1-p) samples behind it to mean anything.
-            if value is None or nines > count:
+            if nines > count:
                 continue
+            most_nines = max(most_nines, nines)
             points.append(
                 {
                     "config": config,
@@ -57,7 +59,7 @@ def spectrum_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
             )
     if not points:
         return None
-    mine = [c for c in configs if c in {p["config"] for p in points}]
+    mine = list(counts)
     pick = legend_toggle()
     sets = Datasets()
     label = " : ".join(f"datum.value == {k} ? '{v}'" for k, v in NINES_LABELS.items()) + " : ''"
@@ -67,9 +69,7 @@ def spectrum_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
         .encode(
             x=alt.X(
                 "nines:Q",
-                scale=alt.Scale(
-                    type="log", domain=[1, max(p["nines"] for p in points)], nice=False
-                ),
+                scale=alt.Scale(type="log", domain=[1, most_nines], nice=False),
                 axis=alt.Axis(values=list(NINES_LABELS), labelExpr=label, title="percentile"),
             ),
             y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="latency (ms, log)"),
@@ -85,7 +85,7 @@ def spectrum_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
         .add_params(pick)
         .properties(width=WIDTH, height=260)
     )
-    total = np.sum([p["count"] for p in {p["config"]: p for p in points}.values()])
+    total = sum(counts.values())
     return ReportChart(
         f"spectrum-{group.slug}",
         f"Latency percentile spectrum: {group.title}",

@@ -4,11 +4,11 @@ windows' merged histograms."""
 
 import altair as alt
 
-from oltplab.analysis.latency import added, latency_ms, merged
+from oltplab.analysis.latency import added, merged, window_latency
 from oltplab.analysis.run_analysis import SERVICE_TAG
+from oltplab.documents.run import TPCC_TYPES
 from oltplab.report.html.charts.common import WIDTH, Datasets, ReportChart, colour, finish
 from oltplab.report.html.model import Group
-from oltplab.report.tpcc_text import TYPES as TPCC_TYPES
 
 # TPC-C's latency.hlog tags that count events rather than time them (the engine's KINDS).
 TPCC_COUNTER_SUFFIXES = ("_rollback", "_error")
@@ -34,6 +34,7 @@ def statement_chart(
     group: Group, configs: list[str], palette: dict[str, str]
 ) -> ReportChart | None:
     found: list[dict[str, object]] = []
+    drawn: dict[str, set[str]] = {}  # config -> the kinds drawn
     for config in configs:
         runs = [r for r in group.runs if r.config == config]
         tags = latency_kinds({e.tag for r in runs for e in r.analysis.entries if e.tag})
@@ -45,17 +46,18 @@ def statement_chart(
                     if r.analysis.whole
                 ]
             )
-            values = latency_ms(total, (50.0, 95.0, 99.0))
-            if values["p50"] is None:
+            values = window_latency(total)
+            if values.p50 is None:
                 continue
             found.append(
-                {"config": config, "kind": tag}
-                | {k: values[k] for k in ("count", "p50", "p95", "p99")}
+                {"config": config, "kind": tag, "count": values.count}
+                | {"p50": values.p50, "p95": values.p95, "p99": values.p99}
             )
+            drawn.setdefault(config, set()).add(tag)
     if not found:
         return None
-    mine = [c for c in configs if c in {f["config"] for f in found}]
-    kinds = latency_kinds({str(f["kind"]) for f in found})
+    mine = [c for c in configs if c in drawn]
+    kinds = latency_kinds({tag for tags in drawn.values() for tag in tags})
     hue = colour(mine, palette)
     sets = Datasets()
     y = alt.Y("kind:N", title=None, sort=kinds)

@@ -22,6 +22,7 @@ from oltplab.report.html.charts.common import (
 from oltplab.report.html.decimate import bucket_s, min_max_rows
 from oltplab.report.html.model import Group, RunView
 from oltplab.report.html.palette import STALL_INK, WARMUP_GREY
+from oltplab.rundir.intervals import Column
 
 # Metric panels per timeline at most; named ones first (reports.md §1: why did TPS dip?).
 MAX_METRIC_PANELS = 6
@@ -37,7 +38,7 @@ PREFERRED_METRICS = (
     "checkpoint_age",
     "dirty_pages",
 )
-NOT_METRICS = {"t_s", "interval_s", "phase", "step"}
+NOT_METRICS = {Column.t_s, Column.interval_s, Column.phase, Column.step}
 
 
 def timeline_chart(group: Group, configs: list[str], palette: dict[str, str]) -> ReportChart:
@@ -89,7 +90,7 @@ def timeline_chart(group: Group, configs: list[str], palette: dict[str, str]) ->
     )
     chart = alt.vconcat(*panels, spacing=8).resolve_scale(x="shared", color="shared")
     runs = ", ".join(r.name for r in group.runs)
-    interval = data["interval_s"].median()
+    interval = data[Column.interval_s].median()
     caption = (
         f"Runs: {runs}. Per-interval values ({interval:g} s intervals), drawn as steps over "
         "each interval's whole span, the first from the run's start (0 s). Grey: "
@@ -120,38 +121,41 @@ def from_start(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame
     first = frame.iloc[[0]].copy()
-    first["t_s"] = first["t_s"] - first["interval_s"]
+    first[Column.t_s] = first[Column.t_s] - first[Column.interval_s]
     return pd.concat([first, frame], ignore_index=True)
 
 
 def _series(run: RunView) -> pd.DataFrame:
     """The run's intervals, warm-up phase included, with times from the analysis's origin."""
-    iv = run.analysis.run.intervals.sort_values("t_s")
+    iv = run.analysis.run.intervals.sort_values(Column.t_s)
     return pd.DataFrame(
         {
             "run": run.name,
             "config": run.config,
-            "t_s": iv["t_s"].astype(float) - run.analysis.origin_s,
-            "interval_s": iv["interval_s"].astype(float),
-            "tps": iv["tps"].astype(float),
-            "p95_ms": iv["lat_p95_ms"].astype(float),
-            "p99_ms": iv["lat_p99_ms"].astype(float),
+            Column.t_s: iv[Column.t_s].astype(float) - run.analysis.origin_s,
+            Column.interval_s: iv[Column.interval_s].astype(float),
+            Column.tps: iv[Column.tps].astype(float),
+            "p95_ms": iv[Column.lat_p95_ms].astype(float),
+            "p99_ms": iv[Column.lat_p99_ms].astype(float),
         }
     )
 
 
 def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
-    """Warm-up rectangles and stall bands, straight from the analysis JSON."""
+    """Warm-up rectangles and stall bands, straight from the analysis."""
     warm = [
-        {"run": r.name, "from_s": 0.0, "to_s": r.doc["steady_state"]["warmup_s"]}
-        for r in group.runs
-        if r.doc["steady_state"] and r.doc["steady_state"]["warmup_s"] > 0
+        {"run": r.name, "from_s": 0.0, "to_s": r.warmup_s} for r in group.runs if r.warmup_s > 0
     ]
     stalls = [
-        {"run": r.name, "start_s": s["start_s"], "end_s": s["start_s"] + s["duration_s"]}
-        | {"duration_s": s["duration_s"], "min_tps": s["min_tps"]}
+        {
+            "run": r.name,
+            "start_s": s.start_s - r.analysis.origin_s,
+            "end_s": s.end_s - r.analysis.origin_s,
+            "duration_s": s.duration_s,
+            "min_tps": s.min_tps,
+        }
         for r in group.runs
-        for s in r.doc["stalls"]
+        for s in r.whole.steady.stalls
     ]
     out = []
     if warm:
@@ -186,16 +190,19 @@ def _annotations(group: Group, sets: Datasets) -> list[alt.Chart]:
 def _latency_panel(
     data: pd.DataFrame, x: alt.X, hue: alt.Color, pick: alt.Parameter, sets: Datasets
 ) -> alt.Chart | None:
-    long = data.melt(
-        id_vars=["run", "config", "t_s"],
-        value_vars=["p95_ms", "p99_ms"],
-        var_name="percentile",
-        value_name="ms",
-    ).dropna(subset=["ms"])
+    long = (
+        data.rename(columns={"p95_ms": "p95", "p99_ms": "p99"})
+        .melt(
+            id_vars=["run", "config", Column.t_s],
+            value_vars=["p95", "p99"],
+            var_name="percentile",
+            value_name="ms",
+        )
+        .dropna(subset=["ms"])
+    )
     long = long[long["ms"] > 0]
     if long.empty:
         return None
-    long["percentile"] = long["percentile"].str.removesuffix("_ms")
     chart: alt.Chart = (
         alt.Chart(sets.ref("latency", long))
         .mark_line(interpolate="step-before", strokeWidth=1)
@@ -229,15 +236,15 @@ def _metric_panels(
     per_metric: dict[str, list[pd.DataFrame]] = {}
     for run in group.runs:
         for frame in metric_frames(run.analysis.run):
-            frame = frame.sort_values("t_s")
+            frame = frame.sort_values(Column.t_s)
             for name in _metric_columns(frame):
                 part = pd.DataFrame(
                     {
                         "run": run.name,
                         "config": run.config,
-                        "t_s": frame["t_s"].astype(float) - run.analysis.origin_s,
+                        Column.t_s: frame[Column.t_s].astype(float) - run.analysis.origin_s,
                         "value": frame[name].astype(float),
-                        "interval_s": frame.get("interval_s", 1.0),
+                        Column.interval_s: frame.get(Column.interval_s, 1.0),
                     }
                 )
                 per_metric.setdefault(name, []).append(from_start(min_max_rows(part, ["value"])))

@@ -1,0 +1,417 @@
+//! The command phase of one authenticated connection: `COM_QUERY`, `COM_STMT_PREPARE`,
+//! `COM_STMT_EXECUTE` and `LOAD DATA LOCAL INFILE`'s file transfer. A result's rows are walked
+//! in the read buffer and dropped without being decoded, unless the caller keeps them (TPC-C,
+//! SHOW, scripts): sysbench's OLTP workloads only count them, as libmysqlclient's
+//! `mysql_stmt_store_result` does.
+
+use std::sync::Arc;
+
+use mysql_common::constants::CapabilityFlags;
+use mysql_common::io::ParseBuf;
+use mysql_common::packets::Column;
+
+use super::errors::Error;
+use super::result::decode_row;
+use super::wire::Wire;
+use crate::db::Value;
+
+const COM_QUERY: u8 = 0x03;
+const COM_STMT_PREPARE: u8 = 0x16;
+const COM_STMT_EXECUTE: u8 = 0x17;
+const COM_STMT_CLOSE: u8 = 0x19;
+/// `SERVER_MORE_RESULTS_EXISTS`: another result follows this one.
+const MORE_RESULTS: u16 = 0x0008;
+/// The binary protocol's parameter types: signed 64-bit integers, strings, NULL.
+const TYPE_LONGLONG: u8 = 0x08;
+const TYPE_VAR_STRING: u8 = 0xFD;
+const TYPE_NULL: u8 = 0x06;
+/// Where an execute packet's NULL bitmap starts: command, statement id, flags, iteration count.
+const BITMAP_AT: usize = 10;
+/// `LOAD DATA LOCAL INFILE`'s data goes in packets of this size (each a write).
+const INFILE_CHUNK_BYTES: usize = 60 * 1024;
+
+/// One authenticated connection.
+pub struct Session {
+    wire: Wire,
+    /// `CLIENT_DEPRECATE_EOF`: results end with an OK packet, and no EOF follows column lists.
+    deprecate_eof: bool,
+}
+
+/// What a statement returned, apart from the rows kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Done {
+    /// It returned a result set (its first result did).
+    pub result_set: bool,
+    /// Rows of the first result set.
+    pub rows: u64,
+    /// Rows changed, and warnings, from the first result's OK packet.
+    pub affected: u64,
+    pub warnings: u16,
+}
+
+/// A prepared statement and its execute packet up to the parameter values, built at its first
+/// execution and reused while the parameters' types and NULLs stay the same.
+pub struct Prepared {
+    id: u32,
+    params: usize,
+    head: Vec<u8>,
+}
+
+impl Session {
+    pub fn new(wire: Wire, caps: CapabilityFlags) -> Self {
+        Self { wire, deprecate_eof: caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) }
+    }
+
+    /// Sends `sql` as text. Rows are decoded into `keep` when given; `infile` is the data of a
+    /// `LOAD DATA LOCAL INFILE` (without it, a request for a file is answered with none).
+    pub async fn query(
+        &mut self,
+        sql: &str,
+        keep: Option<&mut Vec<Vec<Value>>>,
+        infile: Option<&[u8]>,
+    ) -> Result<Done, Error> {
+        let out = self.wire.command();
+        out.push(COM_QUERY);
+        out.extend_from_slice(sql.as_bytes());
+        self.wire.send().await?;
+        self.read_result(false, keep, infile).await
+    }
+
+    /// `COM_STMT_PREPARE` of every statement, in one write (the replies are read in order): one
+    /// round trip per connection instead of one per statement, which is most of the set-up of
+    /// thousands of connections. The parameter and column definitions are read and dropped.
+    /// On an error the statements prepared are closed, and the first error is returned.
+    pub async fn prepare_all(&mut self, sqls: &[String]) -> Result<Vec<Prepared>, Error> {
+        for sql in sqls {
+            let out = self.wire.command();
+            out.push(COM_STMT_PREPARE);
+            out.extend_from_slice(sql.as_bytes());
+            self.wire.queue();
+        }
+        self.wire.send_queued().await?;
+        let mut prepared = Vec::with_capacity(sqls.len());
+        let mut first_error = None;
+        for _ in sqls {
+            self.wire.next_reply();
+            match self.read_prepared().await {
+                Ok(stmt) => prepared.push(stmt),
+                Err(e @ Error::Server { .. }) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let Some(e) = first_error else { return Ok(prepared) };
+        for stmt in &prepared {
+            self.close_statement(stmt).await?;
+        }
+        Err(e)
+    }
+
+    async fn read_prepared(&mut self) -> Result<Prepared, Error> {
+        let packet = self.wire.read().await?;
+        if packet.first() == Some(&0xFF) {
+            return Err(server_error(packet));
+        }
+        let [0x00, i0, i1, i2, i3, c0, c1, p0, p1, ..] = *packet else {
+            return Err(Error::Protocol("unexpected reply to a prepare".into()));
+        };
+        let (columns, params) = (u16::from_le_bytes([c0, c1]), u16::from_le_bytes([p0, p1]));
+        let id = u32::from_le_bytes([i0, i1, i2, i3]);
+        for list in [params, columns] {
+            for _ in 0..list {
+                self.wire.read().await?;
+            }
+            if list > 0 && !self.deprecate_eof {
+                self.wire.read().await?;
+            }
+        }
+        Ok(Prepared { id, params: usize::from(params), head: Vec::new() })
+    }
+
+    /// `COM_STMT_CLOSE`, which the server does not answer.
+    pub async fn close_statement(&mut self, stmt: &Prepared) -> Result<(), Error> {
+        let out = self.wire.command();
+        out.push(COM_STMT_CLOSE);
+        out.extend_from_slice(&stmt.id.to_le_bytes());
+        self.wire.send().await
+    }
+
+    /// `COM_STMT_EXECUTE` with `params`; rows decoded into `keep` when given.
+    pub async fn execute(
+        &mut self,
+        stmt: &mut Prepared,
+        params: &[Value],
+        keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> Result<Done, Error> {
+        if params.len() != stmt.params {
+            return Err(Error::Client(format!(
+                "a prepared statement takes {} parameters, {} given",
+                stmt.params,
+                params.len()
+            )));
+        }
+        stmt.encode(self.wire.command(), params);
+        self.wire.send().await?;
+        self.read_result(true, keep, None).await
+    }
+
+    /// `COM_QUIT`, and the socket closed.
+    pub async fn quit(mut self) {
+        self.wire.quit().await;
+    }
+
+    /// Reads every result of one command; returns the first one's counts.
+    async fn read_result(
+        &mut self,
+        binary: bool,
+        mut keep: Option<&mut Vec<Vec<Value>>>,
+        infile: Option<&[u8]>,
+    ) -> Result<Done, Error> {
+        let mut first: Option<Done> = None;
+        loop {
+            let packet = self.wire.read().await?;
+            let (done, status) = match packet.first() {
+                Some(0x00) => {
+                    let ok = OkPacket::parse(&packet[1..])?;
+                    (Done { affected: ok.affected, warnings: ok.warnings, ..Done::default() }, ok.status)
+                }
+                Some(0xFF) => return Err(server_error(packet)),
+                Some(0xFB) => {
+                    self.send_infile(infile).await?;
+                    continue;
+                }
+                _ => {
+                    let columns = ParseBuf(packet)
+                        .checked_eat_lenenc_int()
+                        .ok_or_else(|| Error::Protocol("a result without a column count".into()))?;
+                    let keep = if first.is_none() { keep.as_deref_mut() } else { None };
+                    self.read_rows(columns, binary, keep).await?
+                }
+            };
+            first.get_or_insert(done);
+            if status & MORE_RESULTS == 0 {
+                break;
+            }
+        }
+        self.wire.relax();
+        Ok(first.unwrap_or_default())
+    }
+
+    /// One result set after its column count: the column definitions (parsed only when rows
+    /// are kept), then the rows up to the packet that ends them.
+    async fn read_rows(
+        &mut self,
+        columns: u64,
+        binary: bool,
+        mut keep: Option<&mut Vec<Vec<Value>>>,
+    ) -> Result<(Done, u16), Error> {
+        let mut defs = Vec::new();
+        for _ in 0..columns {
+            let packet = self.wire.read().await?;
+            if keep.is_some() {
+                defs.push(ParseBuf(packet).parse::<Column>(()).map_err(|e| bad_packet("a column definition", &e))?);
+            }
+        }
+        if !self.deprecate_eof {
+            self.wire.read().await?;
+        }
+        // Only rows kept need their columns (and this allocation).
+        let defs: Option<Arc<[Column]>> = keep.is_some().then(|| defs.into());
+        let mut done = Done { result_set: true, ..Done::default() };
+        loop {
+            let packet = match self.wire.take_buffered() {
+                Some(packet) => packet?,
+                None => self.wire.read().await?,
+            };
+            match packet.first() {
+                // The end: an OK packet with an EOF header, or an EOF packet (a text row can only
+                // start with 0xFE when it is 16 MiB or larger).
+                Some(0xFE) if packet.len() < 0xFF_FFFF => {
+                    let status = if self.deprecate_eof {
+                        OkPacket::parse(&packet[1..])?.status
+                    } else {
+                        packet.get(3..5).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+                    };
+                    return Ok((done, status));
+                }
+                Some(0xFF) => return Err(server_error(packet)),
+                _ => {
+                    done.rows += 1;
+                    if let (Some(rows), Some(defs)) = (keep.as_deref_mut(), &defs) {
+                        rows.push(decode_row(packet, defs, binary)?);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends the file the server asked for (or none), in packets, and the empty packet that ends it.
+    async fn send_infile(&mut self, data: Option<&[u8]>) -> Result<(), Error> {
+        for chunk in data.unwrap_or_default().chunks(INFILE_CHUNK_BYTES) {
+            self.wire.reply().extend_from_slice(chunk);
+            self.wire.send().await?;
+        }
+        self.wire.reply();
+        self.wire.send().await
+    }
+}
+
+impl Prepared {
+    /// Writes the execute packet: the cached head when the parameters' types and NULLs match
+    /// it, then the values.
+    fn encode(&mut self, out: &mut Vec<u8>, params: &[Value]) {
+        if !self.head_fits(params) {
+            self.build_head(params);
+        }
+        out.extend_from_slice(&self.head);
+        for p in params {
+            match p {
+                Value::Null => {}
+                Value::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
+                Value::Text(s) => {
+                    put_lenenc(out, s.len() as u64);
+                    out.extend_from_slice(s.as_bytes());
+                }
+            }
+        }
+    }
+
+    fn head_fits(&self, params: &[Value]) -> bool {
+        if self.head.is_empty() {
+            return false;
+        }
+        let types_at = BITMAP_AT + params.len().div_ceil(8) + 1;
+        params.iter().enumerate().all(|(i, p)| {
+            let null = self.head[BITMAP_AT + i / 8] >> (i % 8) & 1 == 1;
+            null == matches!(p, Value::Null) && self.head[types_at + 2 * i] == type_of(p)
+        })
+    }
+
+    fn build_head(&mut self, params: &[Value]) {
+        let head = &mut self.head;
+        head.clear();
+        head.push(COM_STMT_EXECUTE);
+        head.extend_from_slice(&self.id.to_le_bytes());
+        head.push(0); // no cursor
+        head.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+        if params.is_empty() {
+            return;
+        }
+        let mut bitmap = vec![0u8; params.len().div_ceil(8)];
+        for (i, p) in params.iter().enumerate() {
+            if matches!(p, Value::Null) {
+                bitmap[i / 8] |= 1 << (i % 8);
+            }
+        }
+        head.extend_from_slice(&bitmap);
+        head.push(1); // the types follow
+        for p in params {
+            head.extend_from_slice(&[type_of(p), 0]);
+        }
+    }
+}
+
+fn type_of(p: &Value) -> u8 {
+    match p {
+        Value::Null => TYPE_NULL,
+        Value::Int(_) => TYPE_LONGLONG,
+        Value::Text(_) => TYPE_VAR_STRING,
+    }
+}
+
+fn put_lenenc(out: &mut Vec<u8>, n: u64) {
+    match n {
+        0..=0xFA => out.push(n as u8),
+        0xFB..=0xFFFF => {
+            out.push(0xFC);
+            out.extend_from_slice(&(n as u16).to_le_bytes());
+        }
+        0x1_0000..=0xFF_FFFF => {
+            out.push(0xFD);
+            out.extend_from_slice(&(n as u32).to_le_bytes()[..3]);
+        }
+        _ => {
+            out.push(0xFE);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+    }
+}
+
+/// The parts of an OK packet (after its header byte) that a benchmark reads.
+struct OkPacket {
+    affected: u64,
+    status: u16,
+    warnings: u16,
+}
+
+impl OkPacket {
+    fn parse(body: &[u8]) -> Result<Self, Error> {
+        let mut buf = ParseBuf(body);
+        let parsed = (|| {
+            let affected = buf.checked_eat_lenenc_int()?;
+            buf.checked_eat_lenenc_int()?; // last insert id
+            Some(OkPacket { affected, status: buf.checked_eat_u16_le()?, warnings: buf.checked_eat_u16_le()? })
+        })();
+        parsed.ok_or_else(|| Error::Protocol("a short OK packet".into()))
+    }
+}
+
+/// An ERR packet: its code and message (the SQL state, when present, is skipped).
+pub fn server_error(packet: &[u8]) -> Error {
+    let code = packet.get(1..3).map_or(0, |c| u16::from_le_bytes([c[0], c[1]]));
+    let mut message = packet.get(3..).unwrap_or_default();
+    if message.first() == Some(&b'#') && message.len() >= 6 {
+        message = &message[6..];
+    }
+    Error::Server { code, message: String::from_utf8_lossy(message).into_owned() }
+}
+
+fn bad_packet(what: &str, e: &std::io::Error) -> Error {
+    Error::Protocol(format!("cannot read {what}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn execute_packets_reuse_their_head_while_types_and_nulls_stay() {
+        let mut stmt = Prepared { id: 7, params: 3, head: Vec::new() };
+        let mut out = Vec::new();
+        stmt.encode(&mut out, &[Value::Int(-2), Value::Text("ab".into()), Value::Null]);
+        let mut want = vec![COM_STMT_EXECUTE, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0b100, 1];
+        want.extend_from_slice(&[TYPE_LONGLONG, 0, TYPE_VAR_STRING, 0, TYPE_NULL, 0]);
+        let head_len = want.len();
+        want.extend_from_slice(&(-2i64).to_le_bytes());
+        want.extend_from_slice(b"\x02ab");
+        assert_eq!(out, want);
+        let head = stmt.head.as_ptr();
+        out.clear();
+        stmt.encode(&mut out, &[Value::Int(5), Value::Text("xyz".into()), Value::Null]);
+        assert_eq!((stmt.head.as_ptr(), &out[..head_len]), (head, &want[..head_len]));
+        assert_eq!(&out[head_len..], b"\x05\0\0\0\0\0\0\0\x03xyz");
+        // Another NULL: another head.
+        out.clear();
+        stmt.encode(&mut out, &[Value::Null, Value::Text("x".into()), Value::Int(1)]);
+        assert_eq!(&out[BITMAP_AT..BITMAP_AT + 2], &[0b001, 1]);
+        assert_eq!(&out[12..18], &[TYPE_NULL, 0, TYPE_VAR_STRING, 0, TYPE_LONGLONG, 0]);
+    }
+
+    #[test]
+    fn lengths_and_errors_are_read_as_the_protocol_writes_them() {
+        let mut out = Vec::new();
+        for n in [0xFA, 0xFB, 0x1_0000, 0x100_0000] {
+            put_lenenc(&mut out, n);
+            assert_eq!(ParseBuf(&out).checked_eat_lenenc_int(), Some(n));
+            out.clear();
+        }
+        let Error::Server { code, message } = server_error(b"\xff\x15\x04#28000Access denied") else { panic!() };
+        assert_eq!((code, message.as_str()), (1045, "Access denied"));
+        let Error::Server { code, message } = server_error(b"\xff\x10\x04Too many connections") else { panic!() };
+        assert_eq!((code, message.as_str()), (1040, "Too many connections"));
+        let ok = OkPacket::parse(b"\x03\x00\x02\x00\x01\x00").unwrap();
+        assert_eq!((ok.affected, ok.status, ok.warnings), (3, 2, 1));
+        assert!(OkPacket::parse(b"\x03").is_err());
+    }
+}
