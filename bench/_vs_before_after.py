@@ -12,17 +12,12 @@ from _vs_tools import BEFORE
 
 
 def before_after_pairs(
-    runs: Sequence[Run], engine: str, workload: str, threads: int, transport: str
+    runs: Sequence[Run], config: tuple[str, str, int, str]
 ) -> list[tuple[Run, Run]]:
-    """(after, before) of each pair in which both ran and succeeded."""
+    """(after, before) of each pair of `config` in which both ran and succeeded."""
     by_pair: dict[int, dict[str, Run]] = {}
     for r in runs:
-        if (r.engine, r.workload, r.threads, r.transport) == (
-            engine,
-            workload,
-            threads,
-            transport,
-        ) and r.ok:
+        if (r.engine, r.workload, r.threads, r.transport) == config and r.ok:
             by_pair.setdefault(r.pair, {})[r.tool] = r
     return [
         (d["oltplab"], d[BEFORE])
@@ -35,12 +30,11 @@ def before_after_table(runs: Sequence[Run]) -> str:
     """after / before per metric: the medians of each, and (in bold) the median of the pairs'
     ratios, with each pair's ratio listed."""
     labels = [label for label, _, _ in METRICS]
-    head = "| server | workload | threads | pairs | " + " | ".join(labels) + " |\n"
-    head += "|---|---|--:|--:|" + "---|" * len(labels) + "\n"
+    head = "| server | workload | threads | transport | pairs | " + " | ".join(labels) + " |\n"
+    head += "|---|---|--:|---|--:|" + "---|" * len(labels) + "\n"
     rows = []
     for engine, workload, threads, transport in configs_of(runs):
-        pairs = before_after_pairs(runs, engine, workload, threads, transport)
-        via = "" if transport == "tcp" else f" ({transport})"
+        pairs = before_after_pairs(runs, (engine, workload, threads, transport))
         if not pairs:
             continue
         cells = []
@@ -51,7 +45,7 @@ def before_after_table(runs: Sequence[Run]) -> str:
             both = f"{fmt(med_a, spec)} / {fmt(med_b, spec)}"
             cells.append(f"{both} (**{fmt(median(each), '.2f')}**: {listed})")
         rows.append(
-            f"| {engine} | {workload}{via} | {threads:,} | {len(pairs)} | "
+            f"| {engine} | {workload} | {threads:,} | {transport} | {len(pairs)} | "
             + " | ".join(cells)
             + " |"
         )

@@ -80,6 +80,7 @@ mod tests {
     #[test]
     fn busy_work_shows_up_as_cpu() {
         let start = Instant::now();
+        // As many engine threads as cores: the meter's bound is every core.
         let mut meter = CpuMeter::new(start, usize::MAX);
         let before = process_cpu_s();
         // Spin until the process has used 0.2 s of CPU (however loaded the machine is); the

@@ -1,6 +1,6 @@
 //! The engine threads: a few OS threads, each running a current-thread tokio runtime with a
 //! `LocalSet`. Work goes to a thread as a closure that builds its future there, so the future
-//! and all it owns (connections, their drivers' I/O tasks, the workload's state) stay on that
+//! and all it owns (connections, the workload's state) stay on that
 //! thread: no statement's wake-up crosses threads, and nothing needs to be `Send`.
 //! Dropping [`EngineThreads`] aborts what still runs on them and joins them.
 

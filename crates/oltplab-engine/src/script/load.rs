@@ -43,7 +43,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let load = Load { cmd: cmd.clone(), target, values, legacy, name, sink: sink.clone() };
     let resolved = spec.resolve_as(rand_defs(), move |_, _| Ok(Workload::Script(Box::new(load))))?;
     let result = crate::exec::run_resolved(spec, resolved, sink, stop, crate::exec::engine_threads()).await?;
-    if result.error.is_none() {
+    if result.facts.error.is_none() {
         main_state(&cmd, sink, "done").await?;
     }
     Ok(result)
