@@ -6,7 +6,7 @@ Nothing here prints; callers observe progress through hooks.
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from oltplab import engine
@@ -197,7 +197,8 @@ def run(
         check_db_url(db)  # before anything holding the URL is written
     # The run directory first, so that a bad --out fails before any work.
     if out is None:
-        run_dir, created = create_default_run_dir(results_root, workload, datetime.now()), True
+        name = workload if script is None else PurePosixPath(workload).stem
+        run_dir, created = create_default_run_dir(results_root, name, datetime.now()), True
     else:
         run_dir, created = out, create_run_dir(out)
     try:

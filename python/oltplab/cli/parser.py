@@ -192,3 +192,49 @@ def _clients(ray: str | None, clients: str | None) -> int | None:
     if n < 1:
         raise ConfigError(f"--clients={clients} is not a positive whole number; give e.g. 2")
     return n
+
+
+@dataclass(frozen=True)
+class ScriptVerbArgs:
+    """`oltplab VERB PATH.lua --db URL [options]`: a sysbench script (docs/lua.md)."""
+
+    script: str
+    db: str
+    out: Path | None
+    metrics: str | None
+    options: dict[str, str]  # the general options given, names with underscores
+    args: dict[str, str | None]  # every option as typed, the script's own included (sysbench.opt)
+
+
+def is_script(args: list[str]) -> bool:
+    """Whether the workload given is a sysbench script: the first argument that is not an
+    option names a .lua file."""
+    first = next((a for a in args if not a.startswith("-")), None)
+    return first is not None and first.endswith(".lua")
+
+
+def parse_script_verb(verb: str, args: list[str], catalog: Catalog) -> ScriptVerbArgs:
+    """The general options go to the engine, the rest are the script's, checked by its
+    declarations (sysbench.cmdline.options) when it loads."""
+    defs = list(catalog.script_options().values())
+    normalised = normalise_argv(args, [flag_of(d.name)[2:] for d in defs if d.type == "bool"])
+    parser = _Parser(prog=f"oltplab {verb}", add_help=False, allow_abbrev=False)
+    parser.add_argument("script")
+    parser.add_argument("--db")
+    if verb == "run":
+        parser.add_argument("--out", type=Path)
+        parser.add_argument("--metrics")
+    _add_options(parser, defs)
+    namespace, extras = parser.parse_known_args(normalised)
+    values = {k: v for k, v in vars(namespace).items() if v is not None}
+    script, db = values.pop("script"), values.pop("db", None)
+    out, metrics = values.pop("out", None), values.pop("metrics", None)
+    if db is None:
+        raise ConfigError(f"a script runs against a database you name: give --db URL for {script}")
+    args_typed: dict[str, str | None] = {k: str(v) for k, v in values.items()}
+    for token in extras:
+        if not token.startswith("--"):
+            raise ConfigError(f"unexpected argument '{token}'; give the script once, first")
+        name, eq, value = token[2:].partition("=")
+        args_typed[name.replace("-", "_")] = value if eq else None
+    return ScriptVerbArgs(script, db, out, metrics, values, args_typed)

@@ -249,7 +249,11 @@ def final_manifest(manifest: RunManifest, result: Json) -> RunManifest:
     }
     return replace(
         manifest,
-        workload=Workload(name=result["workload"], options=dict(result["options"])),
+        # The engine's values over the options known before the run: a script's own options
+        # (which the engine hands to the script, not back) stay.
+        workload=Workload(
+            name=result["workload"], options=manifest.workload.options | dict(result["options"])
+        ),
         target=replace(
             manifest.target,
             driver=result["driver"],

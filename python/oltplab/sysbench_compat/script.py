@@ -104,11 +104,15 @@ def _spec(inv: ScriptInvocation) -> Json:
 
 
 def printer(inv: ScriptInvocation) -> Any:
+    return script_printer(inv.verbosity)
+
+
+def script_printer(verbosity: int) -> Any:
     """The script's output on stdout (below sysbench's notice level, nowhere), its FATAL
     lines on stderr."""
 
     def on_event(event: Mapping[str, Any]) -> None:
-        if event.get("event") == "output" and inv.verbosity >= VERBOSITY_NOTICE:
+        if event.get("event") == "output" and verbosity >= VERBOSITY_NOTICE:
             sys.stdout.write(str(event["text"]))
             sys.stdout.flush()
         elif event.get("event") == "log":

@@ -4,14 +4,18 @@ import dataclasses
 import sys
 
 from oltplab import runner
+from oltplab._types import Json
 from oltplab.catalog import load_catalog
 from oltplab.cli import exitcodes
+from oltplab.cli.argv import wants_help
 from oltplab.cli.display import PrepareDisplay, RunDisplay
-from oltplab.cli.parser import parse_verb
+from oltplab.cli.parser import is_script, parse_script_verb, parse_verb
 from oltplab.cli.progress import StatusLine
 from oltplab.defaultdb import DefaultDb
 from oltplab.metrics import parse_metrics
 from oltplab.runners import runner_for
+from oltplab.sysbench_compat.argv import VERBOSITY_NOTICE
+from oltplab.sysbench_compat.script import script_printer
 
 
 def _preparing(default: DefaultDb) -> str:
@@ -19,7 +23,39 @@ def _preparing(default: DefaultDb) -> str:
     return f"oltplab: preparing {default.path} ({shape})"
 
 
+def _run_script(args: list[str]) -> int:
+    """`oltplab run PATH.lua --db URL [options]`: a sysbench script's events (docs/lua.md)."""
+    catalog = load_catalog()
+    parsed = parse_script_verb("run", args, catalog)
+    status = StatusLine(sys.stderr)
+    display = RunDisplay(sys.stdout, status, catalog.resolve_script(parsed.script, parsed.options))
+    show = script_printer(VERBOSITY_NOTICE)
+
+    def on_event(event: Json) -> None:
+        display.on_event(event)
+        show(event)
+
+    call = {"path": parsed.script, "command": "run", "argv": ["oltplab", "run", *args]}
+    try:
+        result = runner.run(
+            parsed.script,
+            parsed.db,
+            parsed.options,
+            out=parsed.out,
+            argv=["oltplab", "run", *args],
+            hooks=runner.Hooks(on_event=on_event),
+            metrics=parse_metrics(parsed.metrics),
+            script=call | {"args": parsed.args},
+        )
+    finally:
+        status.clear()
+    display.finish(result)
+    return _exit_code(result, script=True)
+
+
 def main(args: list[str]) -> int:
+    if is_script(args) and not wants_help(args):
+        return _run_script(args)
     catalog = load_catalog()
     parsed = parse_verb("run", args, catalog)
     if parsed is None:
@@ -48,6 +84,10 @@ def main(args: list[str]) -> int:
     finally:
         status.clear()
     display.finish(result)
+    return _exit_code(result, script=False)
+
+
+def _exit_code(result: runner.RunResult, *, script: bool) -> int:
     code = exitcodes.for_stop_reason(result.stop_reason)
     if code == exitcodes.OK and not result.complete:
         code = exitcodes.FAILED  # a distributed run that lost a client
@@ -55,5 +95,7 @@ def main(args: list[str]) -> int:
         print(f"oltplab: interrupted; what was measured is in {result.path}", file=sys.stderr)
     elif code != exitcodes.OK:
         error = result.doc.error or result.stop_reason
-        print(exitcodes.error_line(f"the run failed: {error}"), file=sys.stderr)
+        # A script's error is sysbench's own line (`thread_run' function failed: file:line: ...).
+        line = error if script else f"the run failed: {error}"
+        print(exitcodes.error_line(line), file=sys.stderr)
     return code

@@ -1,0 +1,64 @@
+"""`oltplab run PATH.lua --db URL [options]`: a sysbench script with everything a native run
+has (a run directory naming the script and its options, then show, compare, report), on a
+real MariaDB (docs/lua.md)."""
+
+import json
+from pathlib import Path
+
+from oltplab.servers import MariaDBServer
+from tests.drivers.commands import oltplab_cli, oltplab_done
+from tests.lua.test_dropin_commands import real, scripts
+from tests.sysbench_compat.test_vs_sysbench import connection_options
+
+__all__ = ["scripts"]  # the fixture, shared with the commands' tests
+
+
+def test_a_script_run_is_a_run_directory_like_any_other(
+    scripts: Path, mariadb_empty_db: MariaDBServer
+) -> None:
+    server = mariadb_empty_db
+    script = "./my_oltp_read_only.lua"
+    server.query("DROP TABLE IF EXISTS sbtest1, sbtest2", database=server.database)
+    data = ["--tables=1", "--table-size=300"]
+    assert (
+        real(script, *connection_options(server.url), *data, "prepare", cwd=scripts).returncode == 0
+    )
+    runs = []
+    for n, extra in enumerate((["--skip-trx=on"], ["--range-selects=off"])):
+        out = scripts / f"run{n}"
+        load = [*data, "--threads=2", "--time=2", "--report-interval=1", *extra]
+        report = oltplab_cli(
+            "run", script, "--db", server.url, *load, "--out", str(out), cwd=scripts
+        )
+        assert "transactions:" in report, report
+        doc = json.loads((out / "run.json").read_text())
+        assert doc["complete"] is True
+        assert doc["workload"]["name"] == "my_oltp_read_only.lua"
+        assert str(doc["workload"]["options"]["table_size"]) == "300"
+        assert doc["workload"]["options"][extra[0][2:].split("=")[0].replace("-", "_")] in (
+            "on",
+            "off",
+        )
+        assert doc["summary"]["transactions"] > 0
+        assert server.password not in (out / "run.json").read_text()
+        runs.append(out)
+    shown = oltplab_cli("show", str(runs[0]), cwd=scripts)
+    assert "my_oltp_read_only.lua" in shown
+    compared = oltplab_cli("compare", str(runs[1]), "--vs", str(runs[0]), cwd=scripts)
+    assert "transactions" in compared.lower() or "tps" in compared.lower(), compared
+    html = scripts / "report.html"
+    oltplab_cli("report", str(runs[0]), str(runs[1]), "-o", str(html), cwd=scripts)
+    assert html.stat().st_size > 0
+
+
+def test_a_script_option_it_does_not_declare_is_refused(
+    scripts: Path, mariadb_empty_db: MariaDBServer
+) -> None:
+    done = oltplab_done(
+        "run", "./my_oltp_read_only.lua", "--db", mariadb_empty_db.url, "--no-such-option=1",
+        cwd=scripts,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "no-such-option" in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr
