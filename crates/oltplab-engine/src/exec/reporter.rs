@@ -35,14 +35,14 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    /// `plan`: a step plan's steps (empty without one).
+    /// `plan`: a step plan's steps (empty without one); `cpu` samples from the load's start.
     pub fn new(
         kinds: Vec<String>,
         how: Summarising,
         phase: Phase,
         plan: Vec<Step>,
-        start: Instant,
         interval: Duration,
+        cpu: CpuMeter,
     ) -> Self {
         let (totals, snap) = (Totals::new(kinds.len()), Snapshot::new(kinds.len()));
         Self {
@@ -53,7 +53,7 @@ impl Reporter {
             phase,
             totals,
             snap,
-            cpu: CpuMeter::new(start),
+            cpu,
             interval_s: interval.as_secs_f64(),
             saturation: Saturation::default(),
             threads_running: 0,
