@@ -68,12 +68,12 @@ async fn connections_spread_over_engine_threads_count_as_on_one() {
     let s = spec("oltp_read_only", "fake://?latency_us=50", &json!({"threads": 7, "events": 700, "time": 0}));
     for threads in [1, 3] {
         let (r, _) = run_on(&s, Stop::new(), threads).await;
-        assert_eq!((r.stop_reason, r.error.as_deref()), (StopReason::Events, None), "{threads} threads");
-        assert_eq!(r.transactions, 700);
-        assert_eq!(r.threads.len(), 7);
-        assert!(r.threads.iter().all(|t| t.events > 0), "{:?}", r.threads);
-        assert_eq!(r.threads.iter().map(|t| t.events).sum::<u64>(), 700);
-        assert_eq!(r.queries.total, 16 * 700);
+        assert_eq!((r.facts.stop_reason, r.facts.error.as_deref()), (StopReason::Events, None), "{threads} threads");
+        assert_eq!(r.measured.transactions, 700);
+        assert_eq!(r.facts.threads.len(), 7);
+        assert!(r.facts.threads.iter().all(|t| t.events > 0), "{:?}", r.facts.threads);
+        assert_eq!(r.facts.threads.iter().map(|t| t.events).sum::<u64>(), 700);
+        assert_eq!(r.measured.queries.total, 16 * 700);
     }
 }
 
@@ -297,10 +297,10 @@ async fn an_overloaded_server_that_still_answers_drains_its_backlog() {
     let db = "fake://?latency_us=100000";
     let options = json!({"threads": 1, "time": 1, "rate": 150, "rate_arrivals": "uniform"});
     let (r, _) = run_collect(&spec("oltp_point_select", db, &options), Stop::new()).await;
-    assert_eq!(r.stop_reason, StopReason::Time, "{:?}", r.error);
-    assert!((149..=150).contains(&r.transactions), "{}", r.transactions);
-    assert!(r.duration_s > 12.0, "{}", r.duration_s);
-    assert!(r.latency_ns.max >= 12_000_000_000, "response max {} ns", r.latency_ns.max);
+    assert_eq!(r.facts.stop_reason, StopReason::Time, "{:?}", r.facts.error);
+    assert!((149..=150).contains(&r.measured.transactions), "{}", r.measured.transactions);
+    assert!(r.facts.duration_s > 12.0, "{}", r.facts.duration_s);
+    assert!(r.measured.latency_ns.max >= 12_000_000_000, "response max {} ns", r.measured.latency_ns.max);
 }
 
 /// The server goes away for good mid-run: the run still ends at --time, complete, with the
