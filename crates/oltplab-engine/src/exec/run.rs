@@ -73,14 +73,8 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
     let first_phase = if times.warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
     let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
     let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
-    let mut reporter = Reporter::new(
-        kind_names,
-        load.summarising(),
-        first_phase,
-        steps.to_vec(),
-        interval,
-        CpuMeter::new(start, engine.len()),
-    );
+    let cpu = CpuMeter::new(start, engine.len());
+    let mut reporter = Reporter::new(kind_names, load.summarising(), first_phase, steps.to_vec(), interval, cpu);
     let boundaries = times.warmup_end.into_iter().chain(times.timeline.iter().flat_map(Timeline::boundaries));
     let mut ticks = Ticks::new(start, interval, boundaries, times.deadline);
     let mut stop_seen = false;
