@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -325,8 +326,10 @@ def test_a_lost_node_is_recorded_and_the_run_goes_on(
     try:
         _wait_for_rows(out, proc, 2)
         victim = ray_cluster.workers[-1]
+        removed_at = time.time()
         ray_cluster.cluster.remove_node(victim, allow_graceful=False)
         code = proc.wait(timeout=90)
+        exited_at = time.time()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -338,7 +341,10 @@ def test_a_lost_node_is_recorded_and_the_run_goes_on(
     assert "client_lost" in merged["flags"]
     [loss] = merged["distributed"]["losses"]
     assert loss["threads"] == 1
-    assert 1.0 < loss["at_s"] < 6.0
+    # Recorded when Ray reported the node gone: after the removal, before the run ended
+    # (Ray's detection takes seconds more on a loaded host, so not necessarily within --time).
+    start = datetime.fromisoformat(merged["distributed"]["start_at"]).timestamp()
+    assert removed_at - start - 0.01 <= loss["at_s"] <= exited_at - start, removed_at - start
     survivors = [c for c in merged["distributed"]["clients"] if not c["lost"]]
     assert len(survivors) == 2
     assert all(c["stop_reason"] == "time" for c in survivors)
