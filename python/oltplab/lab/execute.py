@@ -26,6 +26,7 @@ from oltplab.lab.servers import LabServers, check_lab_dir_reachable, server_acco
 from oltplab.lab.summary import lab_summary_text
 from oltplab.redact import redact_url
 from oltplab.rundir.manifest import iso_utc
+from oltplab.runners import runner_for
 from oltplab.servers.osuser import make_reachable_dirs
 from oltplab.servers.pinning import parse_cpu_list, pin_self
 
@@ -178,7 +179,13 @@ def run_lab(
     doc = open_lab(spec, source, text, lab_dir)
     if spec.client_cpus is not None:
         pin_self(parse_cpu_list(spec.client_cpus))
-    ctx = LabContext(doc=doc, lab_dir=lab_dir, servers=LabServers(spec, lab_dir), quiet=quiet)
+    ctx = LabContext(
+        doc=doc,
+        lab_dir=lab_dir,
+        servers=LabServers(spec, lab_dir),
+        load=runner_for(spec.client_ray, spec.client_clients),
+        quiet=quiet,
+    )
     doc.status = "running"
     for cell in doc.cells:  # a resumed lab runs again what did not finish
         if cell.status != "done":

@@ -9,11 +9,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::client_cpu::CpuMeter;
 use super::engine_threads::{EngineThreads, Spawner};
-use super::progress::{IntervalReport, Phase, Progress, Sink};
+use super::progress::{Progress, Sink};
 use super::reporter::Reporter;
 use super::runtime::engine_threads;
 use super::schedule::Schedule;
-use super::segments::Latencies;
 use super::spec::{LoadShape, Resolved, Spec, WorkerNumbers};
 use super::steps::{Step, Timeline};
 use super::stop::Stop;
@@ -25,8 +24,8 @@ use crate::driver::Target;
 use crate::error::{EngineError, Result};
 use crate::options::Options;
 use crate::rand::Rng;
-use crate::result::{RunResult, StopReason};
-use crate::stats::{encode_base64, epoch_s, sysbench_buckets_ms, Recorders, WorkerTotals};
+use crate::result::{IntervalReport, Phase, RunFacts, RunResult, StopReason};
+use crate::stats::{epoch_s, Recorders, WorkerTotals};
 use crate::workload::Workload;
 
 /// Runs the spec's load on the default number of engine threads (one per 4 cores, never more
@@ -74,15 +73,8 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
     let first_phase = if times.warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
     let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
     let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
-    let mut reporter = Reporter::new(
-        kind_names,
-        load.percentile,
-        load.is_open_loop(),
-        first_phase,
-        steps.to_vec(),
-        interval,
-        CpuMeter::new(start, engine.len()),
-    );
+    let cpu = CpuMeter::new(start, engine.len());
+    let mut reporter = Reporter::new(kind_names, load.summarising(), first_phase, steps.to_vec(), interval, cpu);
     let boundaries = times.warmup_end.into_iter().chain(times.timeline.iter().flat_map(Timeline::boundaries));
     let mut ticks = Ticks::new(start, interval, boundaries, times.deadline);
     let mut stop_seen = false;
@@ -228,7 +220,8 @@ fn stopped(shared: &Shared, give_up_at: Option<Instant>) -> Instant {
 
 /// The server answered something in this interval: a statement, a transaction or an error.
 fn answered(report: &IntervalReport) -> bool {
-    report.transactions + report.reads + report.writes + report.others + report.errors > 0
+    let c = &report.counts;
+    c.transactions + c.reads + c.writes + c.others + c.errors > 0
 }
 
 async fn sleep_until_or_never(at: Option<Instant>) {
@@ -297,57 +290,30 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
     } else {
         StopReason::Time
     };
-    let kinds: Vec<(String, String)> = reporter
-        .kind_names()
-        .iter()
-        .zip(&reporter.total.kinds)
-        .filter(|(_, h)| !h.is_empty())
-        .map(|(k, h)| (k.clone(), encode_base64(h)))
-        .collect();
-    let total = &reporter.total;
-    let Latencies { latency_ns, service_latency_ns, percentiles_ns, service_percentiles_ns } =
-        Latencies::of(total, load);
-    RunResult {
+    let totals = &reporter.totals;
+    let how = load.summarising();
+    let counts = totals.counts();
+    let facts = RunFacts {
         workload: shared.workload.name().to_string(),
         options: e.options,
         driver: e.driver.to_string(),
         server_version: e.server.version,
         server_variables: e.server.variables,
-        complete: matches!(stop_reason, StopReason::Time | StopReason::Events),
-        error,
         stop_reason,
+        error,
         started_at: e.started_at,
         ended_at: epoch_s(SystemTime::now()),
         connect_s: e.connect_s,
         duration_s: e.duration_s,
-        latency_ns,
-        service_latency_ns,
-        percentiles_ns,
-        service_percentiles_ns,
+        interval_s: load.interval_s(),
         warmup_s: load.warmup_s,
         rate_per_s: load.rate_per_s,
-        late: total.counts.late,
-        dropped: reporter.dropped,
-        lag_max_ns: total.counts.lag_max_ns,
-        client_cpu_s: reporter.client_cpu_s,
-        flags: health_flags(
-            reporter,
-            load,
-            e.driver,
-            total.counts.client_lag_sum_ns.checked_div(total.counts.transactions),
-        ),
-        histograms: std::iter::once((String::new(), encode_base64(&total.transactions))).chain(kinds).collect(),
-        histogram_ms: load.histogram.then(|| sysbench_buckets_ms(&total.transactions)),
-        transactions: total.counts.transactions,
-        queries: total.counts.queries_doc(),
-        errors: total.counts.errors_doc(),
-        reconnects: total.counts.reconnects,
-        saturated: total.counts.saturated,
+        flags: health_flags(reporter, load, e.driver, counts.client_lag_sum_ns.checked_div(counts.transactions)),
         threads,
-        interval_s: load.interval_s(),
-        segments: reporter.segments.results(load),
-        tpcc: shared.workload.summary(&total.kinds, e.duration_s),
-    }
+        segments: reporter.segments.results(&how),
+        tpcc: shared.workload.summary(&totals.snap.kinds, e.duration_s),
+    };
+    RunResult::assemble(facts, totals, reporter.kind_names(), &how)
 }
 
 /// Warnings that the numbers do not describe the server alone.
@@ -362,7 +328,7 @@ fn health_flags(reporter: &Reporter, load: &LoadShape, driver: &str, client_lag_
     if load.is_open_loop() && client_lag_mean_ns.is_some_and(|ns| ns > CLIENT_BEHIND_LAG_NS) {
         flags.push("client_behind_schedule".to_string());
     }
-    if reporter.dropped > 0 {
+    if reporter.totals.dropped > 0 {
         flags.push("open_loop_dropped_arrivals".to_string());
     }
     flags
