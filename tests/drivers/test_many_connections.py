@@ -23,6 +23,8 @@ from oltplab.servers import MariaDBServer, ServerSettings
 from tests.known import known
 from tests.test_cli_e2e import oltplab_cmd
 
+pytestmark = pytest.mark.serial  # thousands of connections fill the machine
+
 THREADS = 2000
 TIME_S = 5
 DATABASE = "many_conns"  # a fresh database of this module's, beside the session's sbtest
