@@ -72,6 +72,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         events_started: AtomicU64::new(0),
         running: AtomicUsize::new(load.threads),
         in_flight: AtomicUsize::new(0),
+        answers: AtomicU64::new(0),
         stop: stop.clone(),
         fatal: Mutex::new(None),
         interrupted: AtomicBool::new(false),
@@ -91,9 +92,7 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let mut ticks = Ticks::new(start, interval, boundaries, deadline);
     let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
     let mut finished = Vec::with_capacity(load.threads);
-    let mut stop_seen = false;
-    // When workers still waiting for the server are abandoned (see END_GRACE).
-    let mut give_up_at = deadline.map(|d| d + END_GRACE);
+    let mut end_watch = EndWatch::new(deadline);
     loop {
         tokio::select! {
             joined = workers.join_next() => match joined {
@@ -114,19 +113,19 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
                 sink.send(Progress::Interval(Box::new(report)));
             }
             // Once: after a fatal error the stop stays set and would wake this loop again and again.
-            () = user_stop.stopped(), if !stop_seen => {
-                stop_seen = true;
+            () = user_stop.stopped(), if !end_watch.stop_seen => {
                 ticks.end_at(Instant::now());
                 let fatal = shared.fatal.lock().expect("fatal lock").is_some();
                 if !fatal {
                     shared.interrupted.store(true, Ordering::Relaxed);
                 }
-                let by = Instant::now() + END_GRACE;
-                give_up_at = Some(give_up_at.map_or(by, |t| t.min(by)));
+                end_watch.look_now();
             }
-            () = sleep_until_or_never(give_up_at) => {
-                abandon(&shared, &mut workers).await;
-                break;
+            () = sleep_until_or_never(end_watch.look_at) => {
+                if end_watch.silent(shared.answers.load(Ordering::Relaxed)) {
+                    abandon(&shared, &mut workers).await;
+                    break;
+                }
             }
         }
     }
@@ -154,9 +153,11 @@ fn last_event_started(shared: &Shared) -> bool {
     shared.max_events > 0 && shared.events_started.load(Ordering::Relaxed) >= shared.max_events
 }
 
-/// How long after the run's end (its time limit, Ctrl-C or a fatal error) workers still waiting
-/// for the server are given: a server that stopped answering (SIGSTOP, a hung disk, a network
-/// black hole) must not hang the run past its time limit. sysbench waits for ever.
+/// How long after the run's end (its time limit, Ctrl-C or a fatal error) the server may answer
+/// none of the workers still waiting before they are abandoned: a server that stopped answering
+/// (SIGSTOP, a hung disk, a network black hole) must not hang the run past its time limit, but
+/// a slow one still answering (2,000 connections' last transactions, an open loop's backlog on
+/// a loaded host) is waited for, its transactions measured. sysbench waits for ever.
 const END_GRACE: Duration = Duration::from_secs(10);
 
 /// One worker per connection, numbered among every client's (`Spec::workers`; else 0..threads).
@@ -177,6 +178,37 @@ fn spawn_workers(
     workers
 }
 
+/// Whether the server still answers the workers waiting after the run's end: looked at first at
+/// the end (or at Ctrl-C), then [`END_GRACE`] after each look that saw new answers.
+struct EndWatch {
+    look_at: Option<Instant>,
+    /// `Shared::answers` at the last look.
+    answers_seen: Option<u64>,
+    /// Ctrl-C or a fatal error was seen: once, since the stop stays set.
+    stop_seen: bool,
+}
+
+impl EndWatch {
+    fn new(deadline: Option<Instant>) -> Self {
+        Self { look_at: deadline, answers_seen: None, stop_seen: false }
+    }
+
+    /// The stop: look now.
+    fn look_now(&mut self) {
+        *self = Self { look_at: Some(Instant::now()), answers_seen: None, stop_seen: true };
+    }
+
+    /// At `look_at`: true when the server answered nothing since the last look, `END_GRACE` ago.
+    fn silent(&mut self, answers: u64) -> bool {
+        if self.answers_seen == Some(answers) {
+            return true;
+        }
+        self.answers_seen = Some(answers); // still answering: a slow server, not a hung one
+        self.look_at = Some(Instant::now() + END_GRACE);
+        false
+    }
+}
+
 async fn sleep_until_or_never(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at.into()).await,
@@ -184,7 +216,7 @@ async fn sleep_until_or_never(at: Option<Instant>) {
     }
 }
 
-/// Drops the workers that did not end within [`END_GRACE`]: their connections get no goodbye,
+/// Drops the workers still waiting after [`END_GRACE`] without an answer: their connections get no goodbye,
 /// and their transactions in flight (the slowest of the run) were never measured, so the run
 /// is marked failed, saying so, unless it was interrupted (then it stays interrupted).
 async fn abandon(shared: &Shared, workers: &mut JoinSet<(WorkerTotals, crate::driver::Conn)>) {
@@ -354,4 +386,33 @@ async fn check_target(
     let info = first.server_info().await;
     first.close().await;
     info.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_end_watch_waits_while_the_server_answers_and_gives_up_on_silence() {
+        let deadline = Instant::now();
+        let mut watch = EndWatch::new(Some(deadline));
+        assert_eq!(watch.look_at, Some(deadline)); // the first look is at the end
+        assert!(!watch.silent(100)); // what the run had: no verdict yet
+        let next = watch.look_at.expect("a next look");
+        assert!(next >= deadline + END_GRACE);
+        assert!(!watch.silent(101)); // one more answer: slow, still answering
+        assert!(watch.look_at.expect("a next look") >= next);
+        assert!(watch.silent(101)); // none for END_GRACE: hung
+    }
+
+    #[test]
+    fn a_stop_looks_at_once_and_only_once() {
+        let mut watch = EndWatch::new(None);
+        assert_eq!(watch.look_at, None); // no time limit: no look until a stop
+        watch.look_now();
+        assert!(watch.stop_seen);
+        assert!(watch.look_at.is_some_and(|t| t <= Instant::now()));
+        assert!(!watch.silent(7));
+        assert!(watch.silent(7));
+    }
 }

@@ -29,6 +29,9 @@ pub struct Shared {
     pub running: AtomicUsize,
     /// Connections inside an event right now (sysbench's "concurrency" in rate mode).
     pub in_flight: AtomicUsize,
+    /// Events the server answered (done or failed): after the run's end, the grace for the
+    /// workers still waiting counts from the latest answer (run.rs, `END_GRACE`).
+    pub answers: AtomicU64,
     pub stop: Stop,
     /// The first fatal error; it stops the run.
     pub fatal: Mutex<Option<String>>,
@@ -112,6 +115,9 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
             ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
         };
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if outcome.is_some() {
+            shared.answers.fetch_add(1, Ordering::Relaxed);
+        }
         // The end of the event's last statement (the work after it takes nanoseconds).
         let end = if outcome.is_some() { ctx.clock.last() } else { Instant::now() };
         let timing = EventTiming {
