@@ -50,6 +50,16 @@ def data_args(tables: int, table_size: int) -> list[str]:
     return [f"--tables={tables}", f"--table-size={table_size}"]
 
 
+# A second oltplab, the one before a change: its package is found first on PYTHONPATH (--before).
+BEFORE = "oltplab-before"
+
+
+def oltplab_for(tool: str, args: argparse.Namespace, *oltplab_args: str) -> list[str]:
+    """The command line of `tool`, "oltplab" (this checkout's) or BEFORE."""
+    argv = oltplab_argv(*oltplab_args)
+    return ["env", f"PYTHONPATH={args.before}", *argv] if tool == BEFORE else argv
+
+
 def sysbench_version() -> str:
     try:
         done = subprocess.run([SYSBENCH, "--version"], capture_output=True, text=True, check=True)
@@ -115,9 +125,9 @@ def run_once(
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     run.out_dir = str(out_dir)
-    if tool == "oltplab":
+    if tool != SYSBENCH:
         url = oltplab_url(server, transport)
-        argv = oltplab_argv("run", workload, f"--db={url}", *common, f"--out={out_dir}")
+        argv = oltplab_for(tool, args, "run", workload, f"--db={url}", *common, f"--out={out_dir}")
     else:
         argv = [SYSBENCH, workload, *sysbench_db_args(server, transport), *common, "run"]
     run.argv = [a.replace(server.password, "***") for a in argv]
@@ -140,7 +150,7 @@ def run_once(
         run.client_kernel_load_s = kernel1 - kernel0
     if seen.started_s is not None and seen.report_s is not None:
         run.load_wall_s = seen.report_s - seen.started_s
-    if tool == "oltplab":
+    if tool != SYSBENCH:
         parse_oltplab(out_dir, run)
     else:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -163,8 +173,8 @@ def prepare_once(server: ManagedServer, tool: str, pair: int, args: argparse.Nam
     p.host_busy_pct_before = host_busy_pct(args.busy_window)
     common = [*data_args(p.tables, p.table_size), f"--threads={p.threads}"]
     workload = "oltp_read_write"
-    if tool == "oltplab":
-        argv = oltplab_argv("prepare", workload, f"--db={server.url}", *common)
+    if tool != SYSBENCH:
+        argv = oltplab_for(tool, args, "prepare", workload, f"--db={server.url}", *common)
     else:
         argv = [SYSBENCH, workload, *sysbench_db_args(server), *common, "prepare"]
     p.argv = [a.replace(server.password, "***") for a in argv]

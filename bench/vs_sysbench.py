@@ -31,13 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from _common import DOCS, SPARE_CONNECTIONS, common_facts, fmt, get_ready, start_server, write_docs
+from _vs_before_after import before_after_table
 from _vs_compare import goals
 from _vs_report import BEGIN, END, SECTION, docs_block, per_txn_text, report
 from _vs_run import Run, from_json
 from _vs_server import enable_pg_stat_statements, pg_stat_statements_available
-from _vs_tools import load_run_data, prepare_once, run_once, sysbench_version
+from _vs_tools import BEFORE, load_run_data, prepare_once, run_once, sysbench_version
 
 TOOLS = ("oltplab", "sysbench")
+# With --before: the oltplab before a change first in each pair, then this one, then sysbench.
+TOOLS_WITH_BEFORE = (BEFORE, "oltplab", "sysbench")
 DEFAULT_CONFIGS = ["oltp_point_select=8,64", "oltp_read_write=8,64", "oltp_read_only=1024,4096"]
 QUICK_CONFIGS = ["oltp_point_select=4", "oltp_read_write=4", "oltp_read_only=64"]
 # Run again over the server's Unix socket (both tools), beside loopback TCP.
@@ -105,6 +108,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--engine-source", default=None,
                     help="where the engine under test was built from, for the report "
                     "[this checkout's `git describe --dirty`]")  # fmt: skip
+    ap.add_argument(
+        "--before", type=Path, metavar="DIR",
+        help=f"also run the oltplab package in DIR (first on PYTHONPATH: a copy of python/oltplab "
+        f"with the engine before a change) as tool {BEFORE!r}, first in each pair; prints "
+        "this checkout's / its ratios",
+    )  # fmt: skip
+    ap.add_argument("--no-sysbench", action="store_true",
+                    help="run oltplab only (with --before: before and after)")  # fmt: skip
     ap.add_argument("--keep-servers", action="store_true", help="leave the servers running")
     ap.add_argument("--json", type=Path, help="also write every measurement here")
     ap.add_argument(
@@ -127,6 +138,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             setattr(args, name, value)
     if args.prepare_pairs is None:
         args.prepare_pairs = args.pairs
+    tools = TOOLS_WITH_BEFORE if args.before else TOOLS
+    args.tools = tuple(t for t in tools if not (args.no_sysbench and t == "sysbench"))
     return args
 
 
@@ -168,7 +181,7 @@ def run_engine(
         facts["servers"][server.display_name] = server.version
         facts["server_settings"][engine] = {"max_connections": max_conn, **extra}
         for pair in range(1, args.prepare_pairs + 1):
-            for tool in TOOLS:
+            for tool in args.tools:
                 p = prepare_once(server, tool, pair, args)
                 prepares.append(p)
                 print(f"{engine} prepare {tool} pair {pair}: {fmt(p.wall_s, '.1f')} s"
@@ -180,7 +193,7 @@ def run_engine(
               file=sys.stderr)  # fmt: skip
         for workload, threads, transport in configs:
             for pair in range(1, args.pairs + 1):
-                for tool in TOOLS:
+                for tool in args.tools:
                     r = run_once(server, tool, workload, threads, pair, args, pgss, transport)
                     runs.append(r)
                     print(
@@ -205,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         runs, prepares, facts = measure(args, argv)
     text = report(runs, prepares)
+    if any(r.tool == BEFORE for r in runs):
+        text += "\n" + before_after_table(runs)
     print(text)
     if args.json:
         doc = {

@@ -12,9 +12,17 @@ fn spec(workload: &str, db: &str, options: &serde_json::Value) -> Spec {
     Spec::from_json(&json!({"workload": workload, "db": db, "options": options}).to_string()).unwrap()
 }
 
+/// Engine threads for these runs: more than one (the default on machines of up to 4 cores), so
+/// that connections are spread over threads; the Python tests run the default.
+const ENGINE_THREADS: usize = 2;
+
 async fn run_collect(spec: &Spec, stop: Stop) -> (RunResult, Vec<Progress>) {
+    run_on(spec, stop, ENGINE_THREADS).await
+}
+
+async fn run_on(spec: &Spec, stop: Stop, threads: usize) -> (RunResult, Vec<Progress>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let result = exec::run(spec, &Sink::new(tx), stop).await.unwrap();
+    let result = exec::run_on_threads(spec, &Sink::new(tx), stop, threads).await.unwrap();
     let mut events = Vec::new();
     while let Ok(p) = rx.try_recv() {
         events.push(p);
@@ -45,6 +53,22 @@ async fn events_limit_is_exact_and_intervals_add_up() {
     assert!((covered - r.duration_s).abs() < 0.01, "{covered} vs {}", r.duration_s);
     assert!(r.latency_ns.min <= r.latency_ns.p50 && r.latency_ns.p99 <= r.latency_ns.max);
     assert!(matches!(events.first(), Some(Progress::Started { threads: 4, .. })));
+}
+
+/// Seven connections over one and over three engine threads: the same exact totals, every
+/// connection ran events, and none ran a statement off its thread (the fake fails it).
+#[tokio::test]
+async fn connections_spread_over_engine_threads_count_as_on_one() {
+    let s = spec("oltp_read_only", "fake://?latency_us=50", &json!({"threads": 7, "events": 700, "time": 0}));
+    for threads in [1, 3] {
+        let (r, _) = run_on(&s, Stop::new(), threads).await;
+        assert_eq!((r.stop_reason, r.error.as_deref()), (StopReason::Events, None), "{threads} threads");
+        assert_eq!(r.transactions, 700);
+        assert_eq!(r.threads.len(), 7);
+        assert!(r.threads.iter().all(|t| t.events > 0), "{:?}", r.threads);
+        assert_eq!(r.threads.iter().map(|t| t.events).sum::<u64>(), 700);
+        assert_eq!(r.queries.total, 16 * 700);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,7 +280,7 @@ async fn open_loop_runs_every_arrival_scheduled_before_the_end() {
 /// lost connections counted, instead of reconnecting for ever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_comes_back_does_not_hold_the_run_past_its_time() {
-    let s = spec("oltp_point_select", "fake://?latency_us=100&down_at=200", &json!({"threads": 2, "time": 0.5}));
+    let s = spec("oltp_point_select", "fake://?latency_us=100&down_at=20", &json!({"threads": 2, "time": 0.5}));
     let started = Instant::now();
     let (r, _) = run_collect(&s, Stop::new()).await;
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());

@@ -1,5 +1,8 @@
 //! A deterministic in-process driver for engine tests: no database, fixed latency,
-//! optional injected errors, and a shared log of every statement it was sent.
+//! optional injected errors, and a shared log of every statement it was sent. A connection
+//! used from another thread than the one it was opened on fails every statement: the engine
+//! keeps each connection on its engine thread (`exec/engine_threads.rs`), and every executor
+//! test on the fake checks it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -48,11 +51,12 @@ pub struct FakeConn {
     target: FakeTarget,
     sqls: Vec<String>,
     executed: u64,
+    opened_on: std::thread::ThreadId,
 }
 
 impl FakeConn {
     pub fn new(target: FakeTarget) -> Self {
-        Self { target, sqls: Vec::new(), executed: 0 }
+        Self { target, sqls: Vec::new(), executed: 0, opened_on: std::thread::current().id() }
     }
 
     #[allow(clippy::unnecessary_wraps)]
@@ -67,6 +71,12 @@ impl FakeConn {
     }
 
     pub async fn query(&mut self, sql: &str, _fetch: Fetch) -> DbResult<QueryResult> {
+        if std::thread::current().id() != self.opened_on {
+            return Err(DbError::fatal(
+                "FAKE_THREAD",
+                "a statement ran on another thread than its connection opened on",
+            ));
+        }
         self.executed += 1;
         // Yield as a network driver would, so that a test's other tasks (a stop, the reporter) run.
         if self.target.down_at > 0 && self.executed >= self.target.down_at {
@@ -129,4 +139,21 @@ pub fn inline_params(sql: &str, params: &[Value]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_connection_used_from_another_thread_fails() {
+        let mut conn = FakeConn::new(FakeTarget::default());
+        assert!(conn.query("SELECT 1", Fetch::Discard).await.is_ok());
+        let elsewhere = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(conn.query("SELECT 1", Fetch::Discard))
+        });
+        let e = elsewhere.join().unwrap().unwrap_err();
+        assert_eq!((e.code.as_str(), e.action), ("FAKE_THREAD", ErrorAction::Fatal));
+    }
 }

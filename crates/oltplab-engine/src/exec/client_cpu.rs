@@ -23,18 +23,15 @@ pub fn process_cpu_s() -> f64 {
 pub struct CpuMeter {
     last_s: f64,
     last_at: Instant,
-    /// The cores the client can use: the machine's, at most one per runtime worker.
+    /// The cores the client can use: the machine's, at most one per engine thread.
     pub cores: usize,
 }
 
 impl CpuMeter {
-    pub fn new(now: Instant) -> Self {
-        let mut cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        // The runtime's workers are all the engine can keep busy (exec/runtime.rs).
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            cores = cores.min(runtime.metrics().num_workers()).max(1);
-        }
-        Self { last_s: process_cpu_s(), last_at: now, cores }
+    /// The engine threads are all the engine can keep busy (exec/runtime.rs).
+    pub fn new(now: Instant, engine_threads: usize) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        Self { last_s: process_cpu_s(), last_at: now, cores: cores.min(engine_threads).max(1) }
     }
 
     /// The client's CPU since the last sample, in percent of one core.
@@ -83,7 +80,8 @@ mod tests {
     #[test]
     fn busy_work_shows_up_as_cpu() {
         let start = Instant::now();
-        let mut meter = CpuMeter::new(start);
+        // As many engine threads as cores: the meter's bound is every core.
+        let mut meter = CpuMeter::new(start, usize::MAX);
         let before = process_cpu_s();
         // Spin until the process has used 0.2 s of CPU (however loaded the machine is); the
         // other tests' threads count too, so the bound allows every core plus a margin.

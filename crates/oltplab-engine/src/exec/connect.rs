@@ -1,37 +1,32 @@
-//! Opens the run's connections concurrently, before the clock starts: sysbench
+//! Opens an engine thread's connections concurrently, before the clock starts: sysbench
 //! also excludes connection set-up from the measured time.
 
-use tokio::task::JoinSet;
+use futures_util::stream::{self, StreamExt as _};
 
+use crate::db::DbError;
 use crate::driver::{Conn, Target};
 use crate::error::{EngineError, Result};
 
-/// Connections are opened at most this many at a time, so that a server's
-/// listen backlog (and a SQLite file's lock) is not flooded.
+/// Connections are opened at most this many at a time over all engine threads, so that a
+/// server's listen backlog (and a SQLite file's lock) is not flooded.
 const CONNECT_CONCURRENCY: usize = 64;
 
-/// Opens `n` connections and prepares `sqls` on each.
-pub async fn open_all(target: &Target, n: usize, sqls: &[String]) -> Result<Vec<Conn>> {
+/// Opens `n` connections on this thread, one of `threads` engine threads opening theirs at the
+/// same time, and prepares `sqls` on each; in order.
+pub async fn open_share(target: &Target, n: usize, sqls: &[String], threads: usize) -> Result<Vec<Conn>> {
+    let at_once = CONNECT_CONCURRENCY.div_ceil(threads.max(1));
+    let mut opening =
+        stream::iter(0..n).map(|i| async move { (i, open_one(target, sqls).await) }).buffer_unordered(at_once);
     let mut conns: Vec<Option<Conn>> = (0..n).map(|_| None).collect();
-    let mut pending = JoinSet::new();
-    let mut next = 0;
-    while next < n || !pending.is_empty() {
-        while next < n && pending.len() < CONNECT_CONCURRENCY {
-            let (target, sqls, id) = (target.clone(), sqls.to_vec(), next);
-            pending.spawn(async move { (id, open_one(&target, &sqls).await) });
-            next += 1;
-        }
-        let joined = pending.join_next().await.expect("a task is pending");
-        let (id, conn) = joined.map_err(|e| crate::panics::joined("a connect task", &e))?;
-        conns[id] = Some(conn?);
+    while let Some((i, conn)) = opening.next().await {
+        conns[i] = Some(conn?);
     }
     Ok(conns.into_iter().map(|c| c.expect("every connection was opened")).collect())
 }
 
-/// Closes `conns` politely ([`Conn::close`]), all at once.
+/// Closes `conns` politely ([`Conn::close`]), all at once, on this thread.
 pub async fn close_all(conns: impl IntoIterator<Item = Conn>) {
-    let mut closing: JoinSet<()> = conns.into_iter().map(Conn::close).collect();
-    while closing.join_next().await.is_some() {}
+    futures_util::future::join_all(conns.into_iter().map(Conn::close)).await;
 }
 
 pub async fn open_one(target: &Target, sqls: &[String]) -> Result<Conn> {
@@ -42,7 +37,7 @@ pub async fn open_one(target: &Target, sqls: &[String]) -> Result<Conn> {
     Ok(conn)
 }
 
-fn prepare_error(e: &crate::db::DbError) -> EngineError {
+fn prepare_error(e: &DbError) -> EngineError {
     let msg = e.message.to_ascii_lowercase();
     if msg.contains("no such table") || msg.contains("doesn't exist") || msg.contains("does not exist") {
         EngineError::NotPrepared(format!(

@@ -2,6 +2,7 @@
 
 mod client_cpu;
 mod connect;
+mod engine_threads;
 mod preflight;
 mod prepare;
 mod progress;
@@ -14,12 +15,13 @@ mod spec;
 mod start;
 mod steps;
 mod stop;
+mod thread_share;
 mod ticks;
 mod worker;
 
 pub use prepare::{check, cleanup, prepare};
 pub use progress::{EncodedHistogram, IntervalReport, Phase, Progress, Sink};
-pub use run::run;
-pub use runtime::{build_runtime, workers_for};
+pub use run::{run, run_on_threads};
+pub use runtime::{build_runtime, engine_threads, workers_for};
 pub use spec::{LoadShape, Resolved, Spec};
 pub use stop::Stop;

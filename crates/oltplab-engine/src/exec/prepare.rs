@@ -1,13 +1,18 @@
 //! prepare and cleanup: the parallel load (each of `--threads` loaders takes the next unit,
-//! a table or a TPC-C warehouse part, when it is done with one) and the serial drop.
+//! a table or a TPC-C warehouse part, when it is done with one) and the serial drop. All of it
+//! runs on engine threads (the loaders spread over them), so the workload's futures need not be
+//! `Send`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::task::JoinSet;
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
 
 use super::connect::open_one;
+use super::engine_threads::{on_a_thread, EngineThreads, Spawner};
 use super::progress::{Progress, Sink};
+use super::runtime::engine_threads;
 use super::spec::{PrepareStep, Resolved, Spec};
 use super::stop::Stop;
 use crate::driver::Conn;
@@ -15,10 +20,29 @@ use crate::error::{EngineError, Result};
 use crate::options::Options;
 use crate::rand::Rng;
 use crate::result::PrepareResult;
+use crate::workload::tpcc::consistency::Report;
 use crate::workload::{unfinished_prepare, PrepareEvent, Workload};
 
 pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResult> {
-    let Resolved { workload, load, target, options } = spec.resolve()?;
+    let resolved = spec.resolve()?;
+    let engine = EngineThreads::start(engine_threads().min(resolved.load.threads))?;
+    let (spec, sink, spawner) = (spec.clone(), sink.clone(), engine.spawner().clone());
+    let prepared = engine.spawner().spawn(0, "prepare", move || prepare_here(spec, resolved, sink, stop, spawner));
+    let out = prepared.join().await;
+    drop(engine);
+    out?
+}
+
+/// The prepare, on the first engine thread; its loaders on all of them.
+async fn prepare_here(
+    spec: Spec,
+    resolved: Resolved,
+    sink: Sink,
+    stop: Stop,
+    engine: Spawner,
+) -> Result<PrepareResult> {
+    let Resolved { workload, load, target, options } = resolved;
+    let sink = &sink;
     let started = Instant::now();
     let mut probe = open_one(&target, &[]).await?;
     let server_version = probe.server_info().await.map(|i| i.version).unwrap_or_default();
@@ -67,37 +91,38 @@ pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResu
     let units =
         if load_needed { units_to_prepare(spec.units.as_deref(), workload.prepare_units())? } else { Vec::new() };
     let workers = load.threads.min(units.len());
-    let workload = std::sync::Arc::new(workload);
+    let workload = Arc::new(workload);
     // Each loader takes the next unit when it is done with one, so units of unequal size
     // (TPC-C's) do not leave loaders idle while one works through a list dealt in advance.
-    let (units, next_unit) = (std::sync::Arc::new(units), std::sync::Arc::new(AtomicUsize::new(0)));
-    let mut tasks = JoinSet::new();
-    for _ in 0..workers {
-        let (workload, target, sink) = (workload.clone(), target.clone(), sink.clone());
-        let (units, next_unit) = (units.clone(), next_unit.clone());
-        tasks.spawn(async move {
-            let mut conn = open_one(&target, &[]).await?;
-            let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
-            while let Some(&table) = units.get(next_unit.fetch_add(1, Ordering::Relaxed)) {
-                // One stream per table: the data do not depend on --threads.
-                let mut rng = Rng::for_stream(load.rand_seed, 1_000_000 + table as u64);
-                workload.prepare_unit(&mut conn, table, &mut rng, &mut progress).await?;
-            }
-            conn.close().await;
-            Ok::<(), EngineError>(())
-        });
-    }
+    let (units, next_unit) = (Arc::new(units), Arc::new(AtomicUsize::new(0)));
+    let mut loaders: FuturesUnordered<_> = (0..workers)
+        .map(|i| {
+            let (workload, target, sink) = (workload.clone(), target.clone(), sink.clone());
+            let (units, next_unit) = (units.clone(), next_unit.clone());
+            let load_units = move || async move {
+                let mut conn = open_one(&target, &[]).await?;
+                let mut progress = |e: PrepareEvent| sink.send(to_progress(e));
+                while let Some(&table) = units.get(next_unit.fetch_add(1, Ordering::Relaxed)) {
+                    // One stream per table: the data do not depend on --threads.
+                    let mut rng = Rng::for_stream(load.rand_seed, 1_000_000 + table as u64);
+                    workload.prepare_unit(&mut conn, table, &mut rng, &mut progress).await?;
+                }
+                conn.close().await;
+                Ok::<(), EngineError>(())
+            };
+            engine.spawn(i, "a prepare task", load_units).join()
+        })
+        .collect();
     let mut user_stop = stop.clone();
     loop {
         tokio::select! {
-            joined = tasks.join_next() => match joined {
+            joined = loaders.next() => match joined {
                 None => break,
                 Some(Ok(Ok(()))) => {}
-                Some(Ok(Err(e))) => return Err(e),
-                Some(Err(e)) => return Err(crate::panics::joined("a prepare task", &e)),
+                // The other loaders are dropped with the engine threads.
+                Some(Ok(Err(e)) | Err(e)) => return Err(e),
             },
             () = user_stop.stopped() => {
-                tasks.abort_all();
                 return Err(EngineError::Interrupted("during prepare; the data are incomplete, run prepare again".into()));
             }
         }
@@ -168,7 +193,13 @@ fn units_to_prepare(given: Option<&[usize]>, tables: usize) -> Result<Vec<usize>
 }
 
 pub async fn cleanup(spec: &Spec, sink: &Sink) -> Result<PrepareResult> {
-    let Resolved { workload, target, options, .. } = spec.resolve()?;
+    let resolved = spec.resolve()?;
+    let sink = sink.clone();
+    on_a_thread("cleanup", move || cleanup_here(resolved, sink)).await
+}
+
+async fn cleanup_here(resolved: Resolved, sink: Sink) -> Result<PrepareResult> {
+    let Resolved { workload, target, options, .. } = resolved;
     let started = Instant::now();
     let mut conn = open_one(&target, &[]).await?;
     let server_version = conn.server_info().await.map(|i| i.version).unwrap_or_default();
@@ -194,15 +225,18 @@ fn to_progress(e: PrepareEvent) -> Progress {
 }
 
 /// `oltplab check tpcc`: the consistency conditions of clause 3.3.2 on the workload's table sets.
-pub async fn check(spec: &Spec) -> Result<crate::workload::tpcc::consistency::Report> {
+pub async fn check(spec: &Spec) -> Result<Report> {
     let Resolved { workload, target, .. } = spec.resolve()?;
-    let crate::workload::Workload::Tpcc(tpcc) = &workload else {
+    let Workload::Tpcc(tpcc) = workload else {
         return Err(EngineError::config(format!("check supports tpcc only, not {}", workload.name())));
     };
-    let mut conn = open_one(&target, &[]).await?;
-    let report = tpcc.consistency(&mut conn, target.driver_name()).await;
-    conn.close().await;
-    report
+    on_a_thread("check", move || async move {
+        let mut conn = open_one(&target, &[]).await?;
+        let report = tpcc.consistency(&mut conn, target.driver_name()).await;
+        conn.close().await;
+        report
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -39,15 +39,15 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    /// `plan`: a step plan's steps (empty without one).
+    /// `plan`: a step plan's steps (empty without one); `cpu` samples from the load's start.
     pub fn new(
         kinds: Vec<String>,
         percentile: f64,
         open_loop: bool,
         phase: Phase,
         plan: Vec<Step>,
-        start: Instant,
         interval: Duration,
+        cpu: CpuMeter,
     ) -> Self {
         let (total, snap) = (Snapshot::new(kinds.len()), Snapshot::new(kinds.len()));
         Self {
@@ -60,7 +60,7 @@ impl Reporter {
             total,
             snap,
             dropped: 0,
-            cpu: CpuMeter::new(start),
+            cpu,
             interval_s: interval.as_secs_f64(),
             client_cpu_s: 0.0,
             saturation: Saturation::default(),

@@ -1,49 +1,56 @@
-//! A run: connect, start the workers together, drain the recorders at every interval
-//! boundary (and at every segment boundary: the end of the warm-up, each step of a step
-//! plan), and assemble the result.
+//! A run: start the engine threads, open every connection on its thread, start the load on
+//! all of them together, drain the recorders at every interval boundary (and at every segment
+//! boundary: the end of the warm-up, each step of a step plan), and assemble the result. This
+//! side runs on the control runtime; the connections never leave their engine threads.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use tokio::task::JoinSet;
-
-use super::connect::{close_all, open_all};
+use super::client_cpu::CpuMeter;
+use super::engine_threads::{EngineThreads, Spawner};
 use super::progress::{Phase, Progress, Sink};
 use super::reporter::Reporter;
+use super::runtime::engine_threads;
 use super::schedule::Schedule;
 use super::segments::Latencies;
 use super::spec::{LoadShape, Resolved, Spec, WorkerNumbers};
 use super::steps::{Step, Timeline};
 use super::stop::Stop;
+use super::thread_share::{Finished, Shares};
 use super::ticks::Ticks;
-use super::worker::{run_worker, Shared};
-use crate::db::ServerInfo;
+use super::worker::{fail, Shared};
+use crate::db::{ServerInfo, ServerLimits};
+use crate::driver::Target;
 use crate::error::{EngineError, Result};
+use crate::options::Options;
 use crate::rand::Rng;
 use crate::result::{RunResult, StopReason};
-use crate::stats::{encode_base64, epoch_s, Recorders, WorkerTotals};
-use crate::workload::WorkerInfo;
+use crate::stats::{encode_base64, epoch_s, sysbench_buckets_ms, Recorders, WorkerTotals};
+use crate::workload::Workload;
 
-/// Recorder shards: only the runtime's worker threads record at the same time. A connection's
-/// shard is fixed, so with several workers a few shards per worker keep two of them from
-/// meeting on one lock; with one worker (up to 4 cores) nothing can meet and one shard is
-/// enough. Each shard is 2.6 MB of histograms, drained and reset at every interval.
-fn shard_count(threads: usize) -> usize {
-    let workers = tokio::runtime::Handle::current().metrics().num_workers();
-    let shards = if workers == 1 { 1 } else { 4 * workers };
-    threads.min(shards).max(1)
+/// Runs the spec's load on the default number of engine threads (one per 4 cores, never more
+/// than connections; `TOKIO_WORKER_THREADS` overrides it).
+pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
+    run_on_threads(spec, sink, stop, engine_threads()).await
 }
 
-pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
+/// As [`run`], on `threads` engine threads (at most one per connection).
+pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize) -> Result<RunResult> {
     let Resolved { workload, load, target, options } = spec.resolve()?;
     let statements = workload.statements(target.dialect());
-    let sqls: Vec<String> = statements.iter().map(|(sql, _)| sql.clone()).collect();
+    let sqls: Arc<[String]> = statements.iter().map(|(sql, _)| sql.clone()).collect();
+    let workload = Arc::new(workload);
+    let engine = EngineThreads::start(threads.min(load.threads))?;
 
     let connect_start = Instant::now();
-    let server = check_target(sink, &target, &workload, load.threads, sqls.len()).await?;
+    let server = check_target(engine.spawner(), sink, &target, &workload, load.threads, sqls.len()).await?;
     let mut user_stop = stop.clone();
-    let conns = connect_all(&target, load.threads, &sqls, &mut user_stop).await?;
+    let mut by_thread = Shares::start(engine.spawner(), load.threads, &workload, &target, &sqls);
+    tokio::select! {
+        connected = by_thread.connected() => connected?,
+        () = user_stop.stopped() => return Err(EngineError::Interrupted("while connecting; nothing was measured".into())),
+    }
     let connect_s = connect_start.elapsed().as_secs_f64();
     // Distributed runs: connected, now wait for the instant every client starts at.
     super::start::wait_for_start(spec.start_at, &mut user_stop).await?;
@@ -51,58 +58,37 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let kinds = workload.kinds();
     let start = Instant::now();
     let started_at = epoch_s(SystemTime::now());
-    let warmup_end = (load.warmup_s > 0.0).then(|| start + Duration::from_secs_f64(load.warmup_s));
-    let measured_start = warmup_end.unwrap_or(start);
-    let open_loop = load.is_open_loop();
-    let timeline = load.plan.as_ref().map(|p| p.timeline(measured_start));
-    let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
-    let deadline = (load.time_s > 0.0).then(|| measured_start + Duration::from_secs_f64(load.time_s));
-    let shared = Arc::new(Shared {
-        recorders: Recorders::new(shard_count(load.threads), kinds.len(), warmup_end.is_none()),
-        stmt_kinds: statements.iter().map(|(_, k)| *k).collect(),
-        deadline,
-        schedule: open_loop.then(|| {
-            let origin = start + Duration::from_secs_f64(spec.arrival_phase_s.unwrap_or(0.0).max(0.0));
-            // Clients sharing one seed (TPC-C's run-wide constants) draw distinct arrivals.
-            let stream = spec.workers.map_or(0, |w| (1 << 40) + w.first as u64);
-            Mutex::new(arrivals(&load, steps, timeline.as_ref(), origin, deadline, stream))
-        }),
-        timeline: timeline.clone(),
-        max_events: load.events,
-        events_started: AtomicU64::new(0),
-        running: AtomicUsize::new(load.threads),
-        in_flight: AtomicUsize::new(0),
-        answers: AtomicU64::new(0),
-        stop: stop.clone(),
-        fatal: Mutex::new(None),
-        interrupted: AtomicBool::new(false),
-        workload,
-    });
+    let times = Times::of(&load, start);
+    let stmt_kinds = statements.iter().map(|(_, k)| *k).collect();
+    let shared = Arc::new(shared_state(spec, &load, &times, workload, stmt_kinds, stop.clone(), engine.len()));
     let planned_s = if load.time_s > 0.0 { load.warmup_s + load.time_s } else { 0.0 };
     sink.send(Progress::Started { threads: load.threads, connect_s, started_at, planned_s });
 
-    let mut workers = spawn_workers(&shared, conns, &load, spec.workers);
+    // Each connection numbered among every client's (`Spec::workers`; else 0..threads).
+    let numbers = spec.workers.unwrap_or(WorkerNumbers { first: 0, all: load.threads });
+    by_thread.go(&shared, numbers.first, numbers.all.max(load.threads), load.rand_seed);
+    let finished = by_thread.finished();
+    tokio::pin!(finished);
 
     let interval = Duration::from_secs_f64(load.interval_s());
-    let first_phase = if warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
+    let first_phase = if times.warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
     let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
-    let mut reporter =
-        Reporter::new(kind_names, load.percentile, open_loop, first_phase, steps.to_vec(), start, interval);
-    let boundaries = warmup_end.into_iter().chain(timeline.iter().flat_map(Timeline::boundaries));
-    let mut ticks = Ticks::new(start, interval, boundaries, deadline);
-    let mut totals: Vec<WorkerTotals> = Vec::with_capacity(load.threads);
-    let mut finished = Vec::with_capacity(load.threads);
-    let mut end_watch = EndWatch::new(deadline);
-    loop {
+    let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
+    let mut reporter = Reporter::new(
+        kind_names,
+        load.percentile,
+        load.is_open_loop(),
+        first_phase,
+        steps.to_vec(),
+        interval,
+        CpuMeter::new(start, engine.len()),
+    );
+    let boundaries = times.warmup_end.into_iter().chain(times.timeline.iter().flat_map(Timeline::boundaries));
+    let mut ticks = Ticks::new(start, interval, boundaries, times.deadline);
+    let mut end_watch = EndWatch::new(times.deadline);
+    let Finished { totals, abandoned } = loop {
         tokio::select! {
-            joined = workers.join_next() => match joined {
-                Some(Ok((t, conn))) => {
-                    totals.push(t);
-                    finished.push(conn);
-                }
-                Some(Err(e)) => super::worker::fail(&shared, crate::panics::joined("a worker", &e).to_string()),
-                None => break,
-            },
+            done = &mut finished => break done,
             () = tokio::time::sleep_until(ticks.next().into()) => {
                 let now = Instant::now();
                 if last_event_started(&shared) && ticks.end_at(now) {
@@ -123,11 +109,13 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
             }
             () = sleep_until_or_never(end_watch.look_at) => {
                 if end_watch.silent(shared.answers.load(Ordering::Relaxed)) {
-                    abandon(&shared, &mut workers).await;
-                    break;
+                    by_thread.abandon(); // the threads drop their workers still waiting and report at once
                 }
             }
         }
+    };
+    if abandoned > 0 {
+        report_abandoned(&shared, abandoned);
     }
     // The workers can all see the stop and end before this loop does: still an interruption.
     if user_stop.is_stopped() && shared.fatal.lock().expect("fatal lock").is_none() {
@@ -140,12 +128,76 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
         sink.send(Progress::Interval(Box::new(reporter.interval(&shared, end, run_s, false))));
     }
     // sysbench's "total time": the measured part only.
-    let duration_s = end.saturating_duration_since(measured_start).as_secs_f64();
+    let duration_s = end.saturating_duration_since(times.measured_start).as_secs_f64();
 
     // After the clock stopped: goodbyes are not measured.
-    close_all(finished).await;
+    if let Err(e) = by_thread.close().await {
+        fail(&shared, e.to_string());
+    }
+    drop(engine);
     let ended = Ended { started_at, connect_s, duration_s, server, options, driver: target.driver_name() };
     Ok(assemble(&shared, &reporter, &load, totals, ended))
+}
+
+/// When the load's parts begin and end.
+struct Times {
+    start: Instant,
+    warmup_end: Option<Instant>,
+    /// The end of the warm-up, else the start.
+    measured_start: Instant,
+    /// The end of `--time`; None without a time limit.
+    deadline: Option<Instant>,
+    /// A step plan's steps on the clock.
+    timeline: Option<Timeline>,
+}
+
+impl Times {
+    fn of(load: &LoadShape, start: Instant) -> Self {
+        let warmup_end = (load.warmup_s > 0.0).then(|| start + Duration::from_secs_f64(load.warmup_s));
+        let measured_start = warmup_end.unwrap_or(start);
+        Self {
+            start,
+            warmup_end,
+            measured_start,
+            deadline: (load.time_s > 0.0).then(|| measured_start + Duration::from_secs_f64(load.time_s)),
+            timeline: load.plan.as_ref().map(|p| p.timeline(measured_start)),
+        }
+    }
+}
+
+/// What the workers share on every engine thread: one recorder shard per thread (its
+/// connections record into it, so no two threads meet on a lock).
+fn shared_state(
+    spec: &Spec,
+    load: &LoadShape,
+    times: &Times,
+    workload: Arc<Workload>,
+    stmt_kinds: Vec<usize>,
+    stop: Stop,
+    engine_threads: usize,
+) -> Shared {
+    let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
+    Shared {
+        recorders: Recorders::new(engine_threads, workload.kinds().len(), times.warmup_end.is_none()),
+        stmt_kinds,
+        deadline: times.deadline,
+        schedule: load.is_open_loop().then(|| {
+            let origin = times.start + Duration::from_secs_f64(spec.arrival_phase_s.unwrap_or(0.0).max(0.0));
+            // Clients sharing one seed (TPC-C's run-wide constants) draw distinct arrivals.
+            let stream = spec.workers.map_or(0, |w| (1 << 40) + w.first as u64);
+            Mutex::new(arrivals(load, steps, times.timeline.as_ref(), origin, times.deadline, stream))
+        }),
+        timeline: times.timeline.clone(),
+        max_events: load.events,
+        events_started: AtomicU64::new(0),
+        running: AtomicUsize::new(load.threads),
+        in_flight: AtomicUsize::new(0),
+        answers: AtomicU64::new(0),
+        stop,
+        fatal: Mutex::new(None),
+        interrupted: AtomicBool::new(false),
+        workload,
+    }
 }
 
 /// Whether the last of `--events` has started: from then on the load only drains.
@@ -159,24 +211,6 @@ fn last_event_started(shared: &Shared) -> bool {
 /// a slow one still answering (2,000 connections' last transactions, an open loop's backlog on
 /// a loaded host) is waited for, its transactions measured. sysbench waits for ever.
 const END_GRACE: Duration = Duration::from_secs(10);
-
-/// One worker per connection, numbered among every client's (`Spec::workers`; else 0..threads).
-fn spawn_workers(
-    shared: &Arc<Shared>,
-    conns: Vec<crate::driver::Conn>,
-    load: &LoadShape,
-    numbers: Option<WorkerNumbers>,
-) -> JoinSet<(WorkerTotals, crate::driver::Conn)> {
-    let numbers = numbers.unwrap_or(WorkerNumbers { first: 0, all: load.threads });
-    let mut workers = JoinSet::new();
-    for (local, conn) in conns.into_iter().enumerate() {
-        let id = numbers.first + local;
-        let rng = Rng::for_stream(load.rand_seed, id as u64 + 1);
-        let info = WorkerInfo { id, count: numbers.all.max(load.threads) };
-        workers.spawn(run_worker(Arc::clone(shared), conn, rng, info));
-    }
-    workers
-}
 
 /// Whether the server still answers the workers waiting after the run's end: looked at first at
 /// the end (or at Ctrl-C), then [`END_GRACE`] after each look that saw new answers.
@@ -198,9 +232,11 @@ impl EndWatch {
         *self = Self { look_at: Some(Instant::now()), answers_seen: None, stop_seen: true };
     }
 
-    /// At `look_at`: true when the server answered nothing since the last look, `END_GRACE` ago.
+    /// At `look_at`: true (and no more looks) when the server answered nothing since the last
+    /// look, `END_GRACE` ago.
     fn silent(&mut self, answers: u64) -> bool {
         if self.answers_seen == Some(answers) {
+            self.look_at = None;
             return true;
         }
         self.answers_seen = Some(answers); // still answering: a slow server, not a hung one
@@ -216,15 +252,12 @@ async fn sleep_until_or_never(at: Option<Instant>) {
     }
 }
 
-/// Drops the workers still waiting after [`END_GRACE`] without an answer: their connections get no goodbye,
-/// and their transactions in flight (the slowest of the run) were never measured, so the run
-/// is marked failed, saying so, unless it was interrupted (then it stays interrupted).
-async fn abandon(shared: &Shared, workers: &mut JoinSet<(WorkerTotals, crate::driver::Conn)>) {
-    let waiting = workers.len();
-    workers.abort_all();
-    while workers.join_next().await.is_some() {}
+/// Workers dropped after [`END_GRACE`] without an answer: their connections got no goodbye, and their
+/// transactions in flight (the slowest of the run) were never measured, so the run is marked
+/// failed, saying so, unless it was interrupted (then it stays interrupted).
+fn report_abandoned(shared: &Shared, waiting: usize) {
     if !shared.interrupted.load(Ordering::Relaxed) {
-        super::worker::fail(
+        fail(
             shared,
             format!(
                 "{waiting} connection(s) got no answer from the server for {} s after the run's end (the \
@@ -263,7 +296,7 @@ struct Ended {
     connect_s: f64,
     duration_s: f64,
     server: ServerInfo,
-    options: crate::options::Options,
+    options: Options,
     driver: &'static str,
 }
 
@@ -318,7 +351,7 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
             total.counts.client_lag_sum_ns.checked_div(total.counts.transactions),
         ),
         histograms: std::iter::once((String::new(), encode_base64(&total.transactions))).chain(kinds).collect(),
-        histogram_ms: load.histogram.then(|| crate::stats::sysbench_buckets_ms(&total.transactions)),
+        histogram_ms: load.histogram.then(|| sysbench_buckets_ms(&total.transactions)),
         transactions: total.counts.transactions,
         queries: total.counts.queries_doc(),
         errors: total.counts.errors_doc(),
@@ -352,40 +385,33 @@ fn health_flags(reporter: &Reporter, load: &LoadShape, driver: &str, client_lag_
 /// Mean client-caused start lag above which an open-loop client is flagged as behind schedule.
 const CLIENT_BEHIND_LAG_NS: u64 = 10_000_000;
 
-/// One connection first: a missing table, a bad path or too low a limit fails here, before the others open.
-/// Opens every connection, or gives up on the user's stop.
-async fn connect_all(
-    target: &crate::driver::Target,
-    n: usize,
-    sqls: &[String],
-    user_stop: &mut Stop,
-) -> Result<Vec<crate::driver::Conn>> {
-    tokio::select! {
-        conns = open_all(target, n, sqls) => conns,
-        () = user_stop.stopped() => Err(EngineError::Interrupted("while connecting; nothing was measured".into())),
-    }
-}
-
+/// One connection first, on an engine thread: a missing table, a bad path or too low a limit
+/// fails here, before the others open.
 async fn check_target(
+    engine: &Spawner,
     sink: &Sink,
-    target: &crate::driver::Target,
-    workload: &crate::workload::Workload,
+    target: &Target,
+    workload: &Arc<Workload>,
     threads: usize,
     statements: usize,
 ) -> Result<ServerInfo> {
-    let mut first = super::connect::open_one(target, &[]).await?;
-    workload.check(&mut first).await?;
-    let (limits, why) = match first.limits().await {
-        Ok(limits) => (limits, None),
-        Err(e) => (crate::db::ServerLimits::default(), Some(e.to_string())),
+    let (target, workload, sink) = (target.clone(), Arc::clone(workload), sink.clone());
+    let check = move || async move {
+        let mut first = super::connect::open_one(&target, &[]).await?;
+        workload.check(&mut first).await?;
+        let (limits, why) = match first.limits().await {
+            Ok(limits) => (limits, None),
+            Err(e) => (ServerLimits::default(), Some(e.to_string())),
+        };
+        let unchecked = super::preflight::check(&target, &limits, threads as u64, statements as u64)?;
+        if let Some(text) = super::preflight::unchecked_warning(&unchecked, why.as_deref()) {
+            sink.send(Progress::Message { text });
+        }
+        let info = first.server_info().await;
+        first.close().await;
+        info.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
     };
-    let unchecked = super::preflight::check(target, &limits, threads as u64, statements as u64)?;
-    if let Some(text) = super::preflight::unchecked_warning(&unchecked, why.as_deref()) {
-        sink.send(Progress::Message { text });
-    }
-    let info = first.server_info().await;
-    first.close().await;
-    info.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
+    engine.spawn(0, "the target's check", check).join().await?
 }
 
 #[cfg(test)]
@@ -403,6 +429,7 @@ mod tests {
         assert!(!watch.silent(101)); // one more answer: slow, still answering
         assert!(watch.look_at.expect("a next look") >= next);
         assert!(watch.silent(101)); // none for END_GRACE: hung
+        assert_eq!(watch.look_at, None);
     }
 
     #[test]

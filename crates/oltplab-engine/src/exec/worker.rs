@@ -3,6 +3,7 @@
 //! after an ignorable error (with an explicit ROLLBACK first, which sysbench
 //! omits) and reconnecting after a lost connection.
 
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,15 +12,15 @@ use crate::db::{ErrorAction, Fetch};
 use crate::driver::Conn;
 use crate::rand::Rng;
 use crate::stats::{EventClock, EventTiming, Recorders, WorkerTotals};
-use crate::workload::{EventCtx, WorkerInfo, Workload};
+use crate::workload::{EventCtx, ThreadState, WorkerInfo, WorkerState, Workload};
 
 use super::schedule::Schedule;
 use super::steps::Timeline;
 use super::stop::Stop;
 
-/// What all workers share.
+/// What all workers share, on every engine thread.
 pub struct Shared {
-    pub workload: Workload,
+    pub workload: Arc<Workload>,
     pub recorders: Recorders,
     pub stmt_kinds: Vec<usize>,
     pub deadline: Option<Instant>,
@@ -36,17 +37,39 @@ pub struct Shared {
     /// The first fatal error; it stops the run.
     pub fatal: Mutex<Option<String>>,
     pub interrupted: std::sync::atomic::AtomicBool,
-    /// Open loop: the arrivals connections take their start times from.
+    /// Open loop: the arrivals connections take their start times from. One schedule for all the
+    /// engine threads, not a Poisson stream per thread (whose superposition would be the same
+    /// arrival process): with one queue any free connection takes the next arrival, on whichever
+    /// thread it is, as with one thread; with a stream per thread, a thread whose connections are
+    /// all busy would keep its arrivals waiting while another's connections idle (W queues of
+    /// c/W servers, not one of c), and uniform arrivals would not stay uniform. It costs a
+    /// lock per event, shared only when there are several engine threads (over 4 cores).
     pub schedule: Option<Mutex<Schedule>>,
     /// A step plan: which connections serve the load when.
     pub timeline: Option<Timeline>,
 }
 
+/// One connection, on its engine thread: its recorder shard is the thread's.
+pub struct Worker {
+    pub conn: Conn,
+    pub rng: Rng,
+    pub info: WorkerInfo,
+    pub shard: usize,
+    pub thread: Rc<ThreadState>,
+}
+
 /// Runs one connection's events; returns its totals and the connection, for the run to close.
-pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worker: WorkerInfo) -> (WorkerTotals, Conn) {
-    let shard_id = shared.recorders.shard_of(worker.id);
-    let mut state = shared.workload.worker_state(worker);
+pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, Conn) {
+    let Worker { mut conn, mut rng, info: worker, shard: shard_id, thread } = worker;
     let mut totals = WorkerTotals::default();
+    let mut state = match shared.workload.worker_state(&thread, worker) {
+        Ok(state) => state,
+        Err(e) => {
+            fail(&shared, format!("cannot start connection {} of {}: {e}", worker.id, shared.workload.name()));
+            shared.running.fetch_sub(1, Ordering::Relaxed);
+            return (totals, conn);
+        }
+    };
     let mut stop = shared.stop.clone();
     // When this connection last became free (the end of its last event): lag beyond it is the
     // client's, not the server's.
@@ -115,10 +138,8 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
             ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
         };
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        if outcome.is_some() {
-            shared.answers.fetch_add(1, Ordering::Relaxed);
-        }
-        // The end of the event's last statement (the work after it takes nanoseconds).
+        shared.answers.fetch_add(u64::from(outcome.is_some()), Ordering::Relaxed); // None: stopped
+                                                                                   // The end of the event's last statement (the work after it takes nanoseconds).
         let end = if outcome.is_some() { ctx.clock.last() } else { Instant::now() };
         let timing = EventTiming {
             response_ns: (end - intended.unwrap_or(start)).as_nanos() as u64,
@@ -142,22 +163,22 @@ pub async fn run_worker(shared: Arc<Shared>, mut conn: Conn, mut rng: Rng, worke
     }
     if shared.fatal.lock().expect("fatal lock").is_none() && !shared.interrupted.load(Ordering::Relaxed) {
         let mut ctx = EventCtx::new(&mut conn, &mut rng, worker, &shared.stmt_kinds);
-        if let Err(e) = shared.workload.finish(&mut ctx, &mut state).await {
-            fail(&shared, format!("finishing the workload failed: {e}"));
-        }
-        shared.recorders.record_queries(shard_id, ctx.tally);
+        finish(&shared, &mut ctx, &mut state, shard_id).await;
     }
     shared.running.fetch_sub(1, Ordering::Relaxed);
     (totals, conn)
 }
 
+/// The end of the run on this connection: what the workload still has to send.
+async fn finish(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerState, shard_id: usize) {
+    if let Err(e) = shared.workload.finish(ctx, state).await {
+        fail(shared, format!("finishing the workload failed: {e}"));
+    }
+    shared.recorders.record_queries(shard_id, ctx.tally);
+}
+
 /// Runs one event to success (true), or to a fatal error or a server still down at the end (false).
-async fn run_event(
-    shared: &Shared,
-    ctx: &mut EventCtx<'_>,
-    state: &mut crate::workload::WorkerState,
-    shard_id: usize,
-) -> bool {
+async fn run_event(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerState, shard_id: usize) -> bool {
     loop {
         let Err(e) = shared.workload.event(ctx, state).await else { return true };
         match e.action {

@@ -11,6 +11,8 @@ pub mod unfinished_prepare;
 
 pub use ctx::{EventCtx, WorkerInfo};
 
+use std::rc::Rc;
+
 use crate::db::{DbError, DbResult, Dialect};
 use crate::driver::Conn;
 use crate::error::{EngineError, Result};
@@ -20,7 +22,8 @@ use bulk_insert::{BulkInsert, BulkState};
 use oltp::{Oltp, OltpState, Script};
 use tpcc::{Tpcc, TpccState};
 
-/// Every workload oltplab runs.
+/// Every workload oltplab runs. Shared by the engine threads, so `Send` and `Sync`; what is
+/// not lives in [`ThreadState`] and [`WorkerState`], on their thread.
 #[allow(clippy::large_enum_variant)] // one per run, shared by reference: its size does not matter
 pub enum Workload {
     Oltp(Oltp),
@@ -28,7 +31,18 @@ pub enum Workload {
     Tpcc(Tpcc),
 }
 
-/// What one connection keeps between events.
+/// What a workload keeps per engine thread (the executor runs the connections on a few
+/// threads, each owning its share): created on that thread before its connections' states, which
+/// may keep an `Rc` of it, and never moved off it, so it need not be `Send` (a script keeps its
+/// one Lua state per thread here). The native workloads keep nothing per thread.
+#[derive(Debug, Default)]
+pub struct ThreadState {
+    /// `!Send` and `!Sync`, as a Lua state is: the compiler holds the executor to keeping
+    /// per-thread and per-connection state on their thread.
+    _on_its_thread: std::marker::PhantomData<std::rc::Rc<()>>,
+}
+
+/// What one connection keeps between events (created on its engine thread; it need not be `Send`).
 #[derive(Debug)]
 pub enum WorkerState {
     Oltp(OltpState),
@@ -129,12 +143,18 @@ impl Workload {
         }
     }
 
-    pub fn worker_state(&self, worker: WorkerInfo) -> WorkerState {
-        match self {
+    /// The state of engine thread `thread`, built on it before its connections open.
+    pub fn thread_state(&self, _thread: usize) -> Result<ThreadState> {
+        Ok(ThreadState::default())
+    }
+
+    /// A connection's state, built on its engine thread from that thread's state.
+    pub fn worker_state(&self, _thread: &Rc<ThreadState>, worker: WorkerInfo) -> Result<WorkerState> {
+        Ok(match self {
             Workload::Oltp(w) => WorkerState::Oltp(w.worker_state()),
             Workload::BulkInsert(w) => WorkerState::BulkInsert(w.worker_state(worker)),
             Workload::Tpcc(w) => WorkerState::Tpcc(w.worker_state(worker)),
-        }
+        })
     }
 
     /// A wait before the next event, outside its latency (TPC-C's keying and think times).

@@ -1,10 +1,11 @@
 //! prepare, check, run and cleanup against a real database file (embedded `SQLite`).
 
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
-use super::tests::{assert_send, workload};
+use super::tests::workload;
 use crate::db::{Fetch, Value};
 use crate::driver::{Conn, Target, TargetOptions};
 use crate::error::EngineError;
@@ -41,9 +42,7 @@ async fn prepare(w: &Workload, conn: &mut Conn) -> Result<Vec<PrepareEvent>, Eng
     let mut progress = |e: PrepareEvent| events.push(e);
     for t in 1..=w.prepare_units() {
         let mut rng = Rng::for_stream(5, t as u64);
-        let unit = w.prepare_unit(conn, t, &mut rng, &mut progress);
-        assert_send(&unit); // the executor spawns it on the multi-thread runtime
-        unit.await?;
+        w.prepare_unit(conn, t, &mut rng, &mut progress).await?;
     }
     Ok(events)
 }
@@ -142,7 +141,7 @@ async fn run_on(conn: &mut Conn, w: &Workload, events: usize, worker: WorkerInfo
     conn.prepare(&stmts.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>()).await.unwrap();
     let kinds: Vec<usize> = stmts.iter().map(|&(_, k)| k).collect();
     let mut rng = Rng::for_stream(9, worker.id as u64);
-    let mut state = w.worker_state(worker);
+    let mut state = w.worker_state(&Rc::default(), worker).unwrap();
     let mut ctx = EventCtx::new(conn, &mut rng, worker, &kinds);
     for _ in 0..events {
         w.event(&mut ctx, &mut state).await.unwrap();
