@@ -59,6 +59,13 @@ from tests.servers.settings import (  # noqa: E402
 Server = TypeVar("Server", bound=ManagedServer)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with a `slow` test first, each still whole and in order: parallel processes
+    (`--dist loadfile`) then take the longest modules early instead of finishing on them."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
+
+
 @pytest.fixture
 def fake_core(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeCore]:
     """Replaces the compiled engine with a scripted fake for the duration of a test."""
