@@ -1,8 +1,9 @@
 """What merging costs the driver of a distributed run (docs/distributed.md): per interval,
 N simulated clients' events (one transaction histogram and three statement-kind ones each,
-V2 compressed, made by the hdrhistogram package) are merged exactly (distributed/merge.py:
-decode, add, percentiles, encode, in the engine) and written (intervals.csv + latency.hlog
-through the ordinary RunWriter). Reports milliseconds of driver CPU per interval.
+V2 compressed, made by the hdrhistogram package) are merged exactly by the engine
+(`engine.RunMerge`: decode, add, percentiles, encode, the run's totals) and written
+(intervals.csv + latency.hlog through the ordinary RunWriter). Reports milliseconds of
+driver CPU per interval.
 
     .venv/bin/python bench/merge_clients.py                 # 2, 8, 64 clients
     .venv/bin/python bench/merge_clients.py --clients 2,8,64,256 --values 10000
@@ -18,12 +19,14 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from oltplab.distributed.merge import Totals, merge_interval
+from oltplab import engine
 from oltplab.rundir import RunWriter
 from oltplab.rundir.hlog import HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS
 from oltplab.rundir.manifest import initial_manifest
 
+# Statement kinds of oltp_read_only (the run's spec below) that each client reports.
 KINDS = ("point_selects", "begin", "commit")
+_SUMMARY = dict.fromkeys(("min", "mean", "max", "sum", "p50", "p95", "p99", "p99_9", "pct"), 0)
 
 
 def histogram(values: int, rng: random.Random) -> tuple[str, int]:
@@ -47,7 +50,10 @@ def client_event(k: int, values: int, rng: random.Random, pool: list[Any]) -> di
         "event": "interval", "t_s": k + 1.0, "interval_s": 1.0, "phase": "run", "step": None,
         "threads_running": 100, "transactions": values, "reads": values, "writes": 0,
         "others": 0, "errors": 0, "reconnects": 0, "errors_by_code": {},
-        "latency_ns": {"min": 100_000, "max": max_ns, "sum": values * 1_000_000},
+        "latency_sum_ns": values * 1_000_000, "latency_min_ns": 100_000,
+        "latency_max_ns": max_ns, "saturated": 0, "lag_sum_ns": 0, "lag_max_ns": 0, "late": 0,
+        "client_lag_sum_ns": 0, "latency_ns": _SUMMARY, "service_latency_ns": None,
+        "lag_mean_ns": 0, "backlog": 0, "in_flight": 0, "dropped": 0, "client_cpu_pct": 0.0,
         "histograms": histograms,
     }  # fmt: skip
 
@@ -60,13 +66,13 @@ def measure(clients: int, values: int, intervals: int, pool: list[Any]) -> list[
         )
         writer = RunWriter.create(Path(tmp), manifest, created_dir=False)
         writer.on_event({"event": "started", "threads": clients, "started_at": time.time()})
-        totals = Totals(95.0)
+        spec = engine.build_spec("oltp_read_only", "mysql://x@h/db", {"threads": clients})
+        merge = engine.RunMerge(spec)
         per_interval_ms = []
         for k in range(intervals):
             events = [client_event(k, values, rng, pool) for _ in range(clients)]
             began = time.process_time()
-            merged = merge_interval(events, 95.0)
-            totals.add(events, merged)
+            merged = merge.interval(events)
             writer.on_event(merged)
             per_interval_ms.append(1000 * (time.process_time() - began))
         writer.abort(stop_reason="interrupted", error=None)

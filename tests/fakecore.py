@@ -1,17 +1,17 @@
 """A scripted stand-in for oltplab._core: same functions, same JSON, same exceptions.
 
-It validates integer ranges and option names as the engine does (enough for exit-code
-tests), creates the SQLite file a prepare would, and plays interval events computed by
+It validates option names and number ranges against the engine's own catalogue (enough
+for exit-code tests), creates the SQLite file a prepare would, and plays interval events computed by
 tests/synthetic.py. Scenarios are set on the instance (see FakeCore's attributes).
 """
 
+import functools
 import json
 import os
 import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from oltplab._types import Json
 from oltplab.exceptions import ConfigError, DriverError, NotPreparedError
@@ -20,70 +20,19 @@ from tests import synthetic
 RawHandler = Callable[[str], None]
 
 
-def _opt(name: str, type_: str, default: Any, help_: str, **extra: Any) -> Json:
-    return {"name": name, "type": type_, "default": default, "help": help_, **extra}
+@functools.cache
+def _engine_catalog() -> str:
+    from oltplab import _core
+
+    return _core.catalog()
 
 
 def catalog_doc() -> Json:
-    general = [
-        _opt("threads", "int", 1, "number of threads (connections) to use", min=1, max=1_000_000),
-        _opt("time", "float", 10.0, "limit for total execution time in seconds", min=0.0, max=1e9),
-        _opt("events", "int", 0, "limit for total number of events", min=0, max=2**63 - 1),
-        _opt("report_interval", "float", 1.0, "report every N seconds", min=0.0, max=86400.0),
-        _opt("percentile", "float", 95.0, "percentile to print (0 disables)", min=0.0, max=100.0),
-        _opt("histogram", "bool", False, "print the latency histogram in the report"),
-    ]
-    rand = [
-        _opt(
-            "rand_type",
-            "str",
-            "special",
-            "random numbers distribution {uniform,special}",
-            choices=["uniform", "gaussian", "special", "pareto", "zipfian"],
-        ),
-        _opt("rand_seed", "int", 0, "seed; 0: the current time", min=0, max=2**63 - 1),
-        _opt(
-            "rand_spec_pct", "int", 1, "percentage of values treated as 'special'", min=0, max=100
-        ),
-    ]
-    common = [
-        _opt("tables", "int", 1, "Number of tables", min=1, max=1_000_000),
-        _opt("table_size", "int", 10000, "Number of rows per table", min=0, max=2**31 - 1),
-        _opt(
-            "point_selects",
-            "int",
-            10,
-            "Number of point SELECT queries per transaction",
-            min=0,
-            max=2**31 - 1,
-        ),
-        _opt("skip_trx", "bool", False, "Don't start explicit transactions"),
-        _opt("auto_inc", "bool", True, "Use AUTO_INCREMENT column as Primary Key"),
-        _opt("secondary", "bool", False, "Use a secondary index in place of the PRIMARY KEY"),
-        _opt("create_secondary", "bool", True, "Create a secondary index"),
-        _opt(
-            "mysql_storage_engine", "str", "innodb", "Storage engine, if MySQL is used", choices=[]
-        ),
-    ]
-    workloads = [
-        ("oltp_read_write", "sysbench's read/write OLTP transaction", common + rand),
-        ("oltp_read_only", "sysbench's read-only OLTP transaction", common + rand),
-        ("oltp_insert", "one INSERT per event", common + rand),
-        (
-            "select_random_points",
-            "SELECT with random points",
-            [
-                *common,
-                *rand,
-                _opt("random_points", "int", 10, "Number of random points", min=1, max=32766),
-            ],
-        ),
-        ("bulk_insert", "multi-row INSERTs, one table per thread", rand),
-    ]
-    return {
-        "general": general,
-        "workloads": [{"name": n, "description": d, "options": o} for n, d, o in workloads],
-    }
+    """The engine's own catalogue of workloads and options (`_core.catalog()`, not a copy):
+    the fake resolves options with the real names, types, defaults and ranges, so the two
+    cannot drift apart."""
+    doc: Json = json.loads(_engine_catalog())
+    return doc
 
 
 def _resolve(spec: Json) -> Json:

@@ -123,11 +123,12 @@ def intervals(n: int, *, interval_s: float = 1.0, transactions: int = 100) -> li
 
 
 def options(**overrides: Any) -> Json:
-    """Every option of oltp_read_write in the synthetic catalogue, defaults filled."""
+    """Every option of oltp_read_write in the engine's catalogue, defaults filled."""
     from tests.fakecore import catalog_doc
 
     doc = catalog_doc()
-    defs = doc["general"] + doc["workloads"][0]["options"]
+    workload = next(w for w in doc["workloads"] if w["name"] == "oltp_read_write")
+    defs = doc["general"] + workload["options"]
     return {d["name"]: d["default"] for d in defs} | overrides
 
 

@@ -18,6 +18,8 @@ Progress events passed to `on_event` (JSON objects, "event" says which):
     {"event": "interval", "t_s": 2.0, "interval_s": 1.0, "threads_running": 8,
      "transactions": 120, "reads": 1680, "writes": 480, "others": 240,
      "errors": 0, "reconnects": 0, "errors_by_code": {"SQLITE_BUSY": 0},
+     "latency_sum_ns", "latency_min_ns", "latency_max_ns", "saturated", "lag_sum_ns",
+     "lag_max_ns", "late", "client_lag_sum_ns" (the exact counters, so that intervals add up),
      "latency_ns": {"min": .., "mean": .., "p50": .., "p95": .., "p99": .., "max": .., "pct": ..},
      "histograms": [{"tag": null | "point_selects", "start_s": 1.0, "interval_s": 1.0,
                      "max_ns": 1234567, "encoded": "HISTFAAA..."}],
@@ -35,6 +37,9 @@ Result of run (JSON object):
      "queries": {"read", "write", "other", "total"},
      "errors": {"total", "by_code": {code: n}}, "reconnects",
      "latency_ns": {"min", "mean", "max", "sum", "p50", "p95", "p99", "p99_9", "pct"},
+     "service_latency_ns", "percentiles_ns", "service_percentiles_ns", "late", "dropped",
+     "lag_max_ns" (with the above: the measured block a segment repeats), "warmup_s",
+     "rate_per_s", "client_cpu_s", "flags", "tpcc" (TPC-C only: tpmC, by_type, ...),
      "histograms": {"": "HISTF..." (transactions), "point_selects": "HISTF...", ...},
      "threads": [{"events": n, "latency_sum_ns": n}, ...],
      "histogram_ms": [[value_ms, count], ...]  (sysbench's log buckets; only with --histogram),
@@ -55,6 +60,7 @@ how many units need loading).
 """
 
 from collections.abc import Callable
+from typing import final
 
 __all__ = [
     "ConfigError",
@@ -62,6 +68,7 @@ __all__ = [
     "DriverError",
     "NotPreparedError",
     "OltpLabError",
+    "RunMerge",
     "__version__",
     "catalog",
     "check",
@@ -103,6 +110,22 @@ def merge_histograms(encoded: list[str], ranks: list[float]) -> str:
 
 def check(spec_json: str, on_event: Callable[[str], None] | None = None) -> str:
     """TPC-C's consistency conditions; JSON {"driver", "table_sets", "passed", "conditions"}."""
+
+@final
+class RunMerge:
+    """A distributed run's merge: the clients' interval events added into the run's, and their
+    results into the run's result, by the code a local run reports and summarises itself with."""
+
+    def __new__(cls, spec_json: str) -> RunMerge:
+        """`spec_json`: the run as a whole (total threads and rate), as `run` takes it."""
+
+    def interval(self, events_json: list[str]) -> str:
+        """One interval event of each client (the same interval) -> the merged interval event
+        (with "clients": how many it adds up); the measured ones add to the run's totals."""
+
+    def finish(self, results_json: list[str], end_json: str) -> str:
+        """The results of the clients that finished and the driver's view of the end,
+        {"started_at", "ended_at", "interrupted", "error", "flags"} -> the run's result."""
 
 class OltpLabError(Exception): ...
 class ConfigError(OltpLabError): ...

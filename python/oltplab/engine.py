@@ -7,7 +7,7 @@ does nothing else; the engine validates options and maps its errors to exception
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from oltplab._types import EventHandler, Json
@@ -26,8 +26,15 @@ class CoreApi(Protocol):
     def run(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
     def cleanup(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
     def merge_histograms(self, encoded: list[str], ranks: list[float]) -> str: ...
-
     def check(self, spec_json: str, on_event: RawHandler | None = None) -> str: ...
+    def RunMerge(self, spec_json: str) -> "CoreMerge": ...  # a class in _core
+
+
+class CoreMerge(Protocol):
+    """oltplab._core.RunMerge."""
+
+    def interval(self, events_json: list[str]) -> str: ...
+    def finish(self, results_json: list[str], end_json: str) -> str: ...
 
 
 def _load_core() -> CoreApi:
@@ -99,10 +106,50 @@ def cleanup(spec: Json, on_event: EventHandler | None = None) -> Json:
 
 
 def merge_histograms(encoded: list[str], ranks: list[float]) -> Json:
-    """Adds V2 compressed histograms exactly (distributed runs): {"encoded", "count",
-    "min_ns", "max_ns", "mean_ns", "percentiles_ns": [[rank, ns], ...]}."""
+    """Adds V2 compressed histograms (base64, 1 ns..1 h, 3 digits) exactly, refusing another
+    shape: {"encoded", "count", "min_ns", "max_ns", "mean_ns", "percentiles_ns": [[rank, ns],
+    ...]}. The one histogram addition: the analysis and reports add through it too."""
     merged: Json = json.loads(_load_core().merge_histograms(encoded, ranks))
     return merged
+
+
+class RunMerge:
+    """A distributed run's merge, done by the engine with the code a local run reports and
+    summarises itself with: the clients' interval events added into the run's, and the run's
+    result assembled from the merged measured intervals."""
+
+    def __init__(self, spec: Json) -> None:
+        """`spec`: the run as a whole (the total threads and rate), as `run` takes it."""
+        self._merge = _load_core().RunMerge(json.dumps(spec))
+
+    def interval(self, events: Sequence[Json]) -> Json:
+        """One interval event of each client (the same interval) -> the merged event."""
+        merged: Json = json.loads(self._merge.interval([json.dumps(e) for e in events]))
+        return merged
+
+    def finish(
+        self,
+        results: Sequence[Json],
+        *,
+        started_at: float,
+        ended_at: float,
+        interrupted: bool,
+        error: str | None,
+        flags: Sequence[str],
+    ) -> Json:
+        """The run's result, from the merged intervals, the results of the clients that
+        finished, and the driver's view of the end (times on its clock; `error`: the
+        failed or lost clients; `flags`: its own, after the clients')."""
+        end = {
+            "started_at": started_at,
+            "ended_at": ended_at,
+            "interrupted": interrupted,
+            "error": error,
+            "flags": list(flags),
+        }
+        doc = self._merge.finish([json.dumps(r) for r in results], json.dumps(end))
+        result: Json = json.loads(doc)
+        return result
 
 
 def check(spec: Json) -> Json:

@@ -399,6 +399,18 @@ def test_table_cli_shows_the_rate_of_each_row(capsys: Capture, two_rates_each: l
     assert rows[0].split()[:3] == ["oltp_point_select", "4", "400/s"]
 
 
+def test_closed_loop_is_never_grouped_with_an_open_loop_rate(runs: RealRuns) -> None:
+    """The candidate side also ran 500/s, which the baseline did not: that run is left out
+    (warned), not mixed into the closed-loop group of the same connection count."""
+    closed4 = runs.by_threads[2]  # 4 connections, as the fixed-rate runs
+    found = oltplab.compare([closed4, runs.rate500[0]], [closed4], metrics=["tps"])
+    (tps,) = found.metrics
+    assert str(tps.group) == "oltp_point_select 4 thr"
+    assert tps.runs == (1, 1)
+    assert tps.ratio == pytest.approx(1.0)
+    assert "oltp_point_select 4 thr (open loop): no baseline run; left out" in found.warnings
+
+
 def test_groups_are_in_numeric_order(runs: RealRuns) -> None:
     found = oltplab.compare(list(runs.by_threads), list(runs.by_threads), metrics=["tps"])
     assert [m.group.threads for m in found.metrics if m.group] == list(STEP_THREADS)

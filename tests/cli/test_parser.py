@@ -57,7 +57,7 @@ def test_workload_after_options(catalog: Catalog) -> None:
             "unknown option --bogus for oltp_read_write; see `oltplab run oltp_read_write --help`",
         ),
         (["--random-points=3"], "unknown option --random-points for oltp_read_write"),
-        (["nope"], "unknown workload 'nope'; choose one of: oltp_read_write, "),
+        (["nope"], "unknown workload 'nope'; choose one of: oltp_read_only, oltp_read_write, "),
         (["oltp_read_only", "extra"], "unexpected argument 'extra'"),
         (
             ["oltp_read_only", "--skip-trx", "off"],
@@ -87,11 +87,11 @@ def test_help_lists_the_workload_options_with_defaults(
     )
     assert "select_random_points options:" in text
     assert "--random-points=N" in text
-    assert "Number of random points [10]" in text
+    assert "Number of random points in the IN() clause in generated SELECTs [10]" in text
     assert "--skip-trx[=on|off]" in text
-    assert "Don't start explicit transactions [off]" in text
+    assert "AUTOCOMMIT mode [off]" in text
     assert "--time=N" in text
-    assert "limit for total execution time in seconds [10]" in text
+    assert "limit for total execution time in seconds; 0: no limit [10]" in text
     assert "sqlite:///abs/path/to.db" in text
     assert "mysql://user:pass@host:port/db" in text
     assert "oltplab-runs/sbtest.db" in text

@@ -1,18 +1,18 @@
 """The pieces of a distributed run that need no cluster: shares of the load, intervals
-lined up by time, clock offsets from round trips, and the exact merge of interval events
-(against histograms of every value, built independently with the hdrhistogram package)."""
+lined up by time, clock offsets from round trips, and the engine's exact merge of interval
+events (against histograms of every value, built independently with the hdrhistogram package)."""
 
 import random
 
 import pytest
 from hdrh.histogram import HdrHistogram
 
+from oltplab import engine
 from oltplab.cli.main import main
 from oltplab.distributed.align import IntervalAligner
 from oltplab.distributed.clock import estimate
-from oltplab.distributed.merge import Totals, merge_interval
 from oltplab.distributed.shares import split_count, split_load, split_units
-from oltplab.exceptions import ConfigError
+from oltplab.exceptions import ConfigError, DriverError
 from oltplab.rundir.hlog import HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS
 
 
@@ -50,15 +50,22 @@ def test_the_clock_offset_keeps_the_fastest_round_trip() -> None:
 
 
 def _client_event(values: list[int], t_s: float) -> dict[str, object]:
+    """An interval event as a client's engine sends it (its latency summary left at 0: the
+    merge recomputes it from the counters and the summed histograms)."""
     h = HdrHistogram(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
     for v in values:
         h.record_value(v)
     encoded = h.encode().decode()
+    n = len(values)
+    summary = dict.fromkeys(("min", "mean", "max", "sum", "p50", "p95", "p99", "p99_9", "pct"), 0)
     return {
-        "t_s": t_s, "interval_s": 1.0, "transactions": len(values), "reads": len(values),
-        "writes": 0, "others": 0, "errors": 1, "reconnects": 0, "threads_running": 2,
-        "errors_by_code": {"1213": 1}, "lag_mean_ns": 0, "lag_max_ns": 0, "phase": "run",
-        "latency_ns": {"min": min(values), "max": max(values), "sum": sum(values)},
+        "event": "interval", "t_s": t_s, "interval_s": 1.0, "phase": "run", "step": None,
+        "threads_running": 2, "transactions": n, "reads": n, "writes": 0, "others": 0,
+        "errors": 1, "reconnects": 0, "errors_by_code": {"1213": 1},
+        "latency_sum_ns": sum(values), "latency_min_ns": min(values),
+        "latency_max_ns": max(values), "saturated": 0, "lag_sum_ns": 0, "lag_max_ns": 0,
+        "late": 0, "client_lag_sum_ns": 0, "latency_ns": summary, "service_latency_ns": None,
+        "lag_mean_ns": 0, "backlog": 0, "in_flight": 0, "dropped": 0, "client_cpu_pct": 25.0,
         "histograms": [
             {"tag": None, "start_s": t_s - 1, "interval_s": 1.0, "max_ns": max(values),
              "encoded": encoded},
@@ -68,18 +75,22 @@ def _client_event(values: list[int], t_s: float) -> dict[str, object]:
     }  # fmt: skip
 
 
-def test_an_interval_merge_is_that_of_every_value() -> None:
+def test_the_engines_interval_merge_is_that_of_every_value() -> None:
     rng = random.Random(7)
     clients = [[int(10 ** rng.uniform(5, 8)) for _ in range(n)] for n in (300, 1000, 50)]
     events = [_client_event(v, 1.0 + i * 1e-4) for i, v in enumerate(clients)]
-    merged = merge_interval(events, 95.0)
+    options = {"threads": 6, "percentile": "95", "rand_seed": 3}
+    merge = engine.RunMerge(engine.build_spec("oltp_point_select", "mysql://u@h/db", options))
+    merged = merge.interval(events)
     every = sorted(v for c in clients for v in c)
     union = HdrHistogram(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
     for v in every:
         union.record_value(v)
+    assert (merged["event"], merged["clients"]) == ("interval", 3)
     assert merged["transactions"] == len(every) == 1350
     assert merged["errors_by_code"] == {"1213": 3}
     assert merged["threads_running"] == 6
+    assert merged["client_cpu_pct"] == 75.0
     lat = merged["latency_ns"]
     assert (lat["min"], lat["max"], lat["sum"]) == (every[0], every[-1], sum(every))
     # Nearest rank (the engine's definition): the ceil(q N)-th value's bucket, its top.
@@ -89,12 +100,24 @@ def test_an_interval_merge_is_that_of_every_value() -> None:
     decoded = HdrHistogram.decode(merged["histograms"][0]["encoded"])
     assert decoded.get_total_count() == 1350
     assert decoded.get_max_value() == union.get_max_value()
-    totals = Totals(95.0)
-    totals.add(events, merged)
-    totals.add(events, merged)
-    summary, ranks = totals.latency(None, [99.9])
-    assert (summary["min"], summary["sum"]) == (every[0], 2 * sum(every))
-    assert ranks[0][0] == 99.9
+    assert [h["tag"] for h in merged["histograms"]] == [None, "point_selects"]
+    merge.interval(events)
+    result = merge.finish(
+        [], started_at=1.0, ended_at=3.0, interrupted=False, error="every client lost", flags=[]
+    )
+    assert (result["latency_ns"]["min"], result["latency_ns"]["sum"]) == (every[0], 2 * sum(every))
+    assert result["transactions"] == 2 * 1350
+    assert result["percentiles_ns"][0][0] == 95.0
+    assert (result["stop_reason"], result["complete"]) == ("error", False)
+    assert result["client_cpu_s"] == pytest.approx(2 * 0.75)
+
+
+def test_a_client_of_another_version_is_refused() -> None:
+    merge = engine.RunMerge(engine.build_spec("oltp_point_select", "mysql://u@h/db", {}))
+    event = _client_event([1000], 1.0)
+    del event["latency_sum_ns"]  # an older engine's event
+    with pytest.raises(DriverError, match="same oltplab version"):
+        merge.interval([event])
 
 
 def test_without_ray_the_flag_says_how_to_install_it(

@@ -40,10 +40,6 @@ OTHER_FORMATS = {
     "lab/labfile.py": "the lab file's TOML tables ([lab], [client], [[workloads]] options)",
     "lab/ray_client.py": "the lab file's [client] table",
     "sysbench_import/parse.py": "sysbench's text output, field by field",
-    # The engine's interval events merged in Python: issue 24 moves the merge into the engine
-    # and deletes both.
-    "distributed/merge.py": "the engine's interval events",
-    "distributed/result.py": "the engine's results",
 }
 
 

@@ -1,6 +1,7 @@
 """Resume after SIGKILL, Ctrl-C, a config the server refuses, a changed lab file."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -115,6 +116,34 @@ def test_ctrl_c_interrupts_the_cell_and_stops_the_server(
     assert not run.complete
     assert run.doc.stop_reason == "interrupted"
     assert not open_server(lab_dir / "servers" / "mdb").is_running()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_server_crash_mid_cell_is_named_in_the_cells_error(
+    lab_dir: Path, mariadb: MariaDBServer
+) -> None:
+    """A crash (here SIGSEGV, which MariaDB reports as it does its own: "got signal 11")
+    fails the cell, naming what the server's log said, although the client reconnected and
+    its run completed; the next cell starts the server again and runs."""
+    del mariadb
+    longer = LAB.replace("time = 3", "time = 6")
+    lab_file = write_lab(lab_dir.parent / f"{lab_dir.name}.toml", longer)
+    proc = _lab_process(lab_file, lab_dir)
+    crashed = _wait_for_running_cell(lab_dir, 0)
+    pid = open_server(lab_dir / "servers" / "mdb").pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGSEGV)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    doc = read_lab_document(lab_dir)
+    cell = doc.cell(crashed)
+    assert cell.status == "failed"
+    assert cell.error is not None
+    assert "MariaDB exited during the cell (" in cell.error, cell.error
+    assert "got signal 11" in cell.error, cell.error
+    assert f"see {lab_dir / 'servers' / 'mdb' / 'server.log'}" in cell.error
+    assert [c.status for c in doc.cells if c.id != crashed] == ["done"]
 
 
 REFUSED = """\

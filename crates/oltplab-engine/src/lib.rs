@@ -7,6 +7,7 @@ pub mod db;
 pub mod driver;
 pub mod error;
 pub mod exec;
+pub mod merge;
 pub mod options;
 pub mod panics;
 pub mod rand;

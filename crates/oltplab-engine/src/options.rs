@@ -133,7 +133,7 @@ pub fn normalise(name: &str) -> String {
 }
 
 /// Validated option values, every option present (defaults filled in).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct Options(BTreeMap<String, Json>);
 

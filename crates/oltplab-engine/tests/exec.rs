@@ -30,7 +30,7 @@ async fn run_on(spec: &Spec, stop: Stop, threads: usize) -> (RunResult, Vec<Prog
     (result, events)
 }
 
-fn intervals(events: &[Progress]) -> Vec<&exec::IntervalReport> {
+fn intervals(events: &[Progress]) -> Vec<&oltplab_engine::result::IntervalReport> {
     events.iter().filter_map(|p| if let Progress::Interval(i) = p { Some(i.as_ref()) } else { None }).collect()
 }
 
@@ -39,19 +39,25 @@ async fn events_limit_is_exact_and_intervals_add_up() {
     let s =
         spec("oltp_read_write", "fake://", &json!({"threads": 4, "events": 500, "time": 0, "report_interval": 0.05}));
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert_eq!(r.stop_reason, StopReason::Events);
+    assert_eq!(r.facts.stop_reason, StopReason::Events);
     assert!(r.complete);
-    assert_eq!(r.transactions, 500);
-    assert_eq!(r.threads.iter().map(|t| t.events).sum::<u64>(), 500);
+    assert_eq!(r.measured.transactions, 500);
+    assert_eq!(r.facts.threads.iter().map(|t| t.events).sum::<u64>(), 500);
     // sysbench's counts per oltp_read_write event: 14 reads, 4 writes, 2 others.
-    assert_eq!((r.queries.read, r.queries.write, r.queries.other), (14 * 500, 4 * 500, 2 * 500));
+    assert_eq!(
+        (r.measured.queries.read, r.measured.queries.write, r.measured.queries.other),
+        (14 * 500, 4 * 500, 2 * 500)
+    );
     let iv = intervals(&events);
     assert!(!iv.is_empty());
-    assert_eq!(iv.iter().map(|i| i.transactions).sum::<u64>(), 500);
-    assert_eq!(iv.iter().map(|i| i.reads).sum::<u64>(), r.queries.read);
+    assert_eq!(iv.iter().map(|i| i.counts.transactions).sum::<u64>(), 500);
+    assert_eq!(iv.iter().map(|i| i.counts.reads).sum::<u64>(), r.measured.queries.read);
     let covered: f64 = iv.iter().map(|i| i.interval_s).sum();
-    assert!((covered - r.duration_s).abs() < 0.01, "{covered} vs {}", r.duration_s);
-    assert!(r.latency_ns.min <= r.latency_ns.p50 && r.latency_ns.p99 <= r.latency_ns.max);
+    assert!((covered - r.facts.duration_s).abs() < 0.01, "{covered} vs {}", r.facts.duration_s);
+    assert!(
+        r.measured.latency_ns.min <= r.measured.latency_ns.p50
+            && r.measured.latency_ns.p99 <= r.measured.latency_ns.max
+    );
     assert!(matches!(events.first(), Some(Progress::Started { threads: 4, .. })));
 }
 
@@ -62,12 +68,12 @@ async fn connections_spread_over_engine_threads_count_as_on_one() {
     let s = spec("oltp_read_only", "fake://?latency_us=50", &json!({"threads": 7, "events": 700, "time": 0}));
     for threads in [1, 3] {
         let (r, _) = run_on(&s, Stop::new(), threads).await;
-        assert_eq!((r.stop_reason, r.error.as_deref()), (StopReason::Events, None), "{threads} threads");
-        assert_eq!(r.transactions, 700);
-        assert_eq!(r.threads.len(), 7);
-        assert!(r.threads.iter().all(|t| t.events > 0), "{:?}", r.threads);
-        assert_eq!(r.threads.iter().map(|t| t.events).sum::<u64>(), 700);
-        assert_eq!(r.queries.total, 16 * 700);
+        assert_eq!((r.facts.stop_reason, r.facts.error.as_deref()), (StopReason::Events, None), "{threads} threads");
+        assert_eq!(r.measured.transactions, 700);
+        assert_eq!(r.facts.threads.len(), 7);
+        assert!(r.facts.threads.iter().all(|t| t.events > 0), "{:?}", r.facts.threads);
+        assert_eq!(r.facts.threads.iter().map(|t| t.events).sum::<u64>(), 700);
+        assert_eq!(r.measured.queries.total, 16 * 700);
     }
 }
 
@@ -76,21 +82,21 @@ async fn ignorable_errors_are_counted_and_the_event_retried() {
     // Every 37th statement fails: about half the 16-statement events need a retry, all 200 complete.
     let s = spec("oltp_read_only", "fake://?fail_every=37", &json!({"threads": 2, "events": 200, "time": 0}));
     let (r, _) = run_collect(&s, Stop::new()).await;
-    assert_eq!(r.transactions, 200);
-    assert!(r.errors.total > 0);
-    assert_eq!(r.errors.by_code["FAKE"], r.errors.total);
+    assert_eq!(r.measured.transactions, 200);
+    assert!(r.measured.errors.total > 0);
+    assert_eq!(r.measured.errors.by_code["FAKE"], r.measured.errors.total);
     // Failed attempts' queries are counted too, so there are more than 16 per event.
-    assert!(r.queries.total > 16 * 200);
+    assert!(r.measured.queries.total > 16 * 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn time_limit_ends_the_run() {
     let s = spec("oltp_point_select", "fake://?latency_us=100", &json!({"threads": 2, "time": 0.3}));
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert_eq!(r.stop_reason, StopReason::Time);
-    assert!(r.duration_s >= 0.3 && r.duration_s < 1.0, "{}", r.duration_s);
-    assert!(r.transactions > 0);
-    assert_eq!(intervals(&events).iter().map(|i| i.transactions).sum::<u64>(), r.transactions);
+    assert_eq!(r.facts.stop_reason, StopReason::Time);
+    assert!(r.facts.duration_s >= 0.3 && r.facts.duration_s < 1.0, "{}", r.facts.duration_s);
+    assert!(r.measured.transactions > 0);
+    assert_eq!(intervals(&events).iter().map(|i| i.counts.transactions).sum::<u64>(), r.measured.transactions);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,10 +111,10 @@ async fn a_stop_signal_returns_a_partial_result_quickly() {
     let started = Instant::now();
     let (r, events) = run_collect(&s, stop).await;
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(r.stop_reason, StopReason::Interrupted);
+    assert_eq!(r.facts.stop_reason, StopReason::Interrupted);
     assert!(!r.complete);
-    assert!(r.transactions > 0);
-    assert_eq!(intervals(&events).iter().map(|i| i.transactions).sum::<u64>(), r.transactions);
+    assert!(r.measured.transactions > 0);
+    assert_eq!(intervals(&events).iter().map(|i| i.counts.transactions).sum::<u64>(), r.measured.transactions);
 }
 
 #[tokio::test]
@@ -125,9 +131,9 @@ async fn bad_options_are_config_errors() {
 async fn open_loop_holds_the_target_rate() {
     let s = spec("oltp_point_select", "fake://", &json!({"threads": 2, "time": 1, "rate": 400}));
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert!((340..=460).contains(&r.transactions), "{}", r.transactions);
-    assert_eq!(r.dropped, 0);
-    assert!(r.service_latency_ns.is_some());
+    assert!((340..=460).contains(&r.measured.transactions), "{}", r.measured.transactions);
+    assert_eq!(r.measured.dropped, 0);
+    assert!(r.measured.service_latency_ns.is_some());
     let iv = intervals(&events);
     assert!(iv.iter().all(|i| i.service_latency_ns.is_some()));
     assert!(iv[0].histograms.iter().any(|h| h.tag.as_deref() == Some("service")));
@@ -141,15 +147,15 @@ async fn open_loop_response_time_covers_a_stall_that_closed_loop_hides() {
     let open =
         spec("oltp_point_select", db, &json!({"threads": 1, "time": 2, "rate": 100, "rate_arrivals": "uniform"}));
     let (r, _) = run_collect(&open, Stop::new()).await;
-    let service = r.service_latency_ns.unwrap();
-    assert!(r.latency_ns.p99 >= 400_000_000, "response p99 {} ns", r.latency_ns.p99);
+    let service = r.measured.service_latency_ns.unwrap();
+    assert!(r.measured.latency_ns.p99 >= 400_000_000, "response p99 {} ns", r.measured.latency_ns.p99);
     assert!(service.p99 < 100_000_000, "service p99 {} ns", service.p99);
-    assert!(r.late > 10, "{}", r.late);
+    assert!(r.measured.late > 10, "{}", r.measured.late);
 
     let closed = spec("oltp_point_select", db, &json!({"threads": 1, "time": 2}));
     let (c, _) = run_collect(&closed, Stop::new()).await;
-    assert!(c.latency_ns.max >= 500_000_000);
-    assert!(c.latency_ns.p99 < 100_000_000, "closed-loop p99 {} ns", c.latency_ns.p99);
+    assert!(c.measured.latency_ns.max >= 500_000_000);
+    assert!(c.measured.latency_ns.p99 < 100_000_000, "closed-loop p99 {} ns", c.measured.latency_ns.p99);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -161,19 +167,22 @@ async fn warmup_is_reported_but_left_out_of_the_summary() {
     );
     let (r, events) = run_collect(&s, Stop::new()).await;
     let iv = intervals(&events);
-    let warm: u64 = iv.iter().filter(|i| i.phase == exec::Phase::Warmup).map(|i| i.transactions).sum();
-    let measured: u64 = iv.iter().filter(|i| i.phase == exec::Phase::Run).map(|i| i.transactions).sum();
+    let warm: u64 =
+        iv.iter().filter(|i| i.phase == oltplab_engine::result::Phase::Warmup).map(|i| i.counts.transactions).sum();
+    let measured: u64 =
+        iv.iter().filter(|i| i.phase == oltplab_engine::result::Phase::Run).map(|i| i.counts.transactions).sum();
     assert!(warm > 0);
-    assert_eq!(measured, r.transactions);
-    assert!((r.duration_s - 0.6).abs() < 0.1, "{}", r.duration_s);
-    assert_eq!(r.threads.iter().map(|t| t.events).sum::<u64>(), r.transactions);
+    assert_eq!(measured, r.measured.transactions);
+    assert!((r.facts.duration_s - 0.6).abs() < 0.1, "{}", r.facts.duration_s);
+    assert_eq!(r.facts.threads.iter().map(|t| t.events).sum::<u64>(), r.measured.transactions);
     // The warm-up ends on an interval boundary: 0.25, 0.4, then measured intervals from 0.4.
-    let warm_end = iv.iter().filter(|i| i.phase == exec::Phase::Warmup).map(|i| i.t_s).fold(0.0, f64::max);
+    let warm_end =
+        iv.iter().filter(|i| i.phase == oltplab_engine::result::Phase::Warmup).map(|i| i.t_s).fold(0.0, f64::max);
     assert!((warm_end - 0.4).abs() < 0.05, "{warm_end}");
 }
 
 fn tps(s: &oltplab_engine::result::Segment) -> f64 {
-    s.transactions as f64 / s.duration_s
+    s.measured.transactions as f64 / s.duration_s
 }
 
 /// A rate plan after a warm-up: each step is a segment of whole intervals with its own totals.
@@ -186,31 +195,33 @@ async fn rate_steps_are_separate_segments() {
     });
     let s = spec("oltp_point_select", "fake://?latency_us=200", &options);
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert_eq!(r.stop_reason, StopReason::Time);
-    assert!((r.duration_s - 2.0).abs() < 0.1, "{}", r.duration_s);
-    assert!((r.rate_per_s - 200.0).abs() < 1e-9, "the mean target: {}", r.rate_per_s);
-    assert_eq!(r.options.as_map()["time"], json!(2.0));
-    let segments = r.segments.as_ref().expect("a plan has segments");
+    assert_eq!(r.facts.stop_reason, StopReason::Time);
+    assert!((r.facts.duration_s - 2.0).abs() < 0.1, "{}", r.facts.duration_s);
+    assert!((r.facts.rate_per_s - 200.0).abs() < 1e-9, "the mean target: {}", r.facts.rate_per_s);
+    assert_eq!(r.facts.options.as_map()["time"], json!(2.0));
+    let segments = r.facts.segments.as_ref().expect("a plan has segments");
     assert_eq!(
         segments.iter().map(|s| (s.step, s.rate_per_s, s.threads)).collect::<Vec<_>>(),
         [(0, 100.0, 4), (1, 300.0, 4)]
     );
     assert!((75.0..=125.0).contains(&tps(&segments[0])), "{}", tps(&segments[0]));
     assert!((250.0..=350.0).contains(&tps(&segments[1])), "{}", tps(&segments[1]));
-    assert!(segments.iter().all(|s| s.service_latency_ns.is_some() && s.latency_ns.max <= r.latency_ns.max));
-    assert_eq!(segments.iter().map(|s| s.transactions).sum::<u64>(), r.transactions);
+    assert!(segments
+        .iter()
+        .all(|s| s.measured.service_latency_ns.is_some() && s.measured.latency_ns.max <= r.measured.latency_ns.max));
+    assert_eq!(segments.iter().map(|s| s.measured.transactions).sum::<u64>(), r.measured.transactions);
     // Segments tile the measured time: the first starts as the warm-up ends, each where the last ended.
     assert!((segments[0].start_s - 0.5).abs() < 0.05, "{}", segments[0].start_s);
     assert!((segments[1].start_s - segments[0].end_s).abs() < 1e-9);
     assert!((segments[1].start_s - 1.5).abs() < 0.05, "{}", segments[1].start_s);
 
     let iv = intervals(&events);
-    assert!(iv.iter().filter(|i| i.phase == exec::Phase::Warmup).all(|i| i.step.is_none()));
+    assert!(iv.iter().filter(|i| i.phase == oltplab_engine::result::Phase::Warmup).all(|i| i.step.is_none()));
     for seg in segments {
         let mine: Vec<_> = iv.iter().filter(|i| i.step == Some(seg.step)).collect();
         assert!(mine.len() >= 4, "step {}: {} intervals", seg.step, mine.len());
-        assert_eq!(mine.iter().map(|i| i.transactions).sum::<u64>(), seg.transactions);
-        assert_eq!(mine.iter().map(|i| i.reads).sum::<u64>(), seg.queries.read);
+        assert_eq!(mine.iter().map(|i| i.counts.transactions).sum::<u64>(), seg.measured.transactions);
+        assert_eq!(mine.iter().map(|i| i.counts.reads).sum::<u64>(), seg.measured.queries.read);
         assert!((mine.last().unwrap().t_s - seg.end_s).abs() < 1e-9);
     }
 }
@@ -228,10 +239,10 @@ async fn thread_steps_change_the_active_connections() {
         matches!(events.first(), Some(Progress::Started { threads: 4, .. })),
         "the largest step's connections open"
     );
-    assert_eq!(r.threads.len(), 4);
-    let segments = r.segments.as_ref().unwrap();
+    assert_eq!(r.facts.threads.len(), 4);
+    let segments = r.facts.segments.as_ref().unwrap();
     assert_eq!(segments.iter().map(|s| s.threads).collect::<Vec<_>>(), [1, 4]);
-    assert!(segments.iter().all(|s| s.service_latency_ns.is_none()));
+    assert!(segments.iter().all(|s| s.measured.service_latency_ns.is_none()));
     let ratio = tps(&segments[1]) / tps(&segments[0]);
     assert!((3.0..=5.0).contains(&ratio), "{} vs {} tps", tps(&segments[1]), tps(&segments[0]));
     // The intervals that end before the connections do (at the 2 s deadline).
@@ -259,7 +270,7 @@ async fn a_bad_step_plan_is_a_config_error() {
 async fn without_a_plan_there_are_no_segments() {
     let s = spec("oltp_point_select", "fake://", &json!({"events": 10, "time": 0}));
     let (r, events) = run_collect(&s, Stop::new()).await;
-    assert!(r.segments.is_none());
+    assert!(r.facts.segments.is_none());
     assert!(intervals(&events).iter().all(|i| i.step.is_none()));
 }
 
@@ -271,9 +282,25 @@ async fn open_loop_runs_every_arrival_scheduled_before_the_end() {
     let s = spec("oltp_point_select", db, &json!({"threads": 1, "time": 1, "rate": 100, "rate_arrivals": "uniform"}));
     let (r, _) = run_collect(&s, Stop::new()).await;
     // Arrivals at 10 ms, 20 ms, ... 990 ms: 99 of them are before the end at 1 s.
-    assert!((99..=100).contains(&r.transactions), "{}", r.transactions);
-    assert!(r.latency_ns.p99 >= 300_000_000, "response p99 {} ns", r.latency_ns.p99);
-    assert!(r.duration_s >= 1.4, "{}", r.duration_s);
+    assert!((99..=100).contains(&r.measured.transactions), "{}", r.measured.transactions);
+    assert!(r.measured.latency_ns.p99 >= 300_000_000, "response p99 {} ns", r.measured.latency_ns.p99);
+    assert!(r.facts.duration_s >= 1.4, "{}", r.facts.duration_s);
+}
+
+/// A server that keeps answering, only slower than the arrivals, leaves a backlog that takes
+/// longer than the 10-s grace to drain after --time: it is drained (the grace runs from the
+/// last answer), not abandoned as if the server had hung.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overloaded_server_that_still_answers_drains_its_backlog() {
+    // One connection at 100 ms a transaction serves 10/s; 150/s for 1 s leaves ~140 arrivals
+    // at the end: 14 s of draining.
+    let db = "fake://?latency_us=100000";
+    let options = json!({"threads": 1, "time": 1, "rate": 150, "rate_arrivals": "uniform"});
+    let (r, _) = run_collect(&spec("oltp_point_select", db, &options), Stop::new()).await;
+    assert_eq!(r.facts.stop_reason, StopReason::Time, "{:?}", r.facts.error);
+    assert!((149..=150).contains(&r.measured.transactions), "{}", r.measured.transactions);
+    assert!(r.facts.duration_s > 12.0, "{}", r.facts.duration_s);
+    assert!(r.measured.latency_ns.max >= 12_000_000_000, "response max {} ns", r.measured.latency_ns.max);
 }
 
 /// The server goes away for good mid-run: the run still ends at --time, complete, with the
@@ -284,7 +311,7 @@ async fn a_server_that_never_comes_back_does_not_hold_the_run_past_its_time() {
     let started = Instant::now();
     let (r, _) = run_collect(&s, Stop::new()).await;
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-    assert_eq!(r.stop_reason, StopReason::Time);
-    assert!(r.errors.by_code["FAKE_GONE"] >= 2);
-    assert_eq!(r.reconnects, r.errors.by_code["FAKE_GONE"]);
+    assert_eq!(r.facts.stop_reason, StopReason::Time);
+    assert!(r.measured.errors.by_code["FAKE_GONE"] >= 2);
+    assert_eq!(r.measured.reconnects, r.measured.errors.by_code["FAKE_GONE"]);
 }

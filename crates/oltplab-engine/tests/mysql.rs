@@ -106,13 +106,14 @@ async fn read_write_sends_sysbench_statements_as_the_server_counts_them() {
         let (r, _) = run(&s, Stop::new()).await;
         let after = com(&mut conn).await;
         let d = |name: &str| delta(&after, &before, name);
-        assert!(r.complete, "{:?}", r.error);
+        assert!(r.complete, "{:?}", r.facts.error);
         // Every connection, the pre-flight one included, said goodbye (COM_QUIT).
         assert_eq!(d("Aborted_clients"), 0, "{ps_mode}");
         let signed = |n: u64| i64::try_from(n).unwrap();
-        let (reads, writes, others) = (signed(r.queries.read), signed(r.queries.write), signed(r.queries.other));
-        let errors = signed(r.errors.total);
-        assert_eq!(signed(r.transactions), events);
+        let (reads, writes, others) =
+            (signed(r.measured.queries.read), signed(r.measured.queries.write), signed(r.measured.queries.other));
+        let errors = signed(r.measured.errors.total);
+        assert_eq!(signed(r.measured.transactions), events);
         // Before the run: one `SELECT id FROM sbtestN LIMIT 1` per table (the check).
         let checks = 2;
         if errors == 0 {
@@ -129,7 +130,7 @@ async fn read_write_sends_sysbench_statements_as_the_server_counts_them() {
                 .iter()
                 .map(|n| d(n))
                 .sum();
-            assert_eq!(server, reads + writes + others + checks + errors, "{ps_mode}: {:?}", r.errors);
+            assert_eq!(server, reads + writes + others + checks + errors, "{ps_mode}: {:?}", r.measured.errors);
             assert_eq!(d("Com_rollback"), errors);
         }
         let executed = d("Com_stmt_execute");
@@ -328,16 +329,16 @@ async fn killed_connections_are_counted_reconnected_and_the_run_goes_on() {
     while let Ok(p) = rx.try_recv() {
         events.push(p);
     }
-    eprintln!("killed {killed}: errors {:?}, reconnects {}", r.errors.by_code, r.reconnects);
-    assert!(r.complete, "{:?}", r.error);
-    assert!(r.reconnects >= 2, "reconnects: {}, errors: {:?}", r.reconnects, r.errors);
-    assert!(r.errors.total >= 2, "{:?}", r.errors);
+    eprintln!("killed {killed}: errors {:?}, reconnects {}", r.measured.errors.by_code, r.measured.reconnects);
+    assert!(r.complete, "{:?}", r.facts.error);
+    assert!(r.measured.reconnects >= 2, "reconnects: {}, errors: {:?}", r.measured.reconnects, r.measured.errors);
+    assert!(r.measured.errors.total >= 2, "{:?}", r.measured.errors);
     // The load resumed: the last intervals (well after the kill) still ran transactions.
     let late: u64 = events
         .iter()
         .filter_map(|p| if let Progress::Interval(i) = p { Some(i) } else { None })
         .filter(|i| i.t_s > 1.25)
-        .map(|i| i.transactions)
+        .map(|i| i.counts.transactions)
         .sum();
     assert!(late > 0, "no transactions after the kill");
     let (tx, _rx) = mpsc::unbounded_channel();

@@ -46,7 +46,7 @@ async fn run(s: &Spec) -> (RunResult, Vec<Progress>) {
     while let Ok(p) = rx.try_recv() {
         events.push(p);
     }
-    assert!(r.complete, "{:?}", r.error);
+    assert!(r.complete, "{:?}", r.facts.error);
     (r, events)
 }
 
@@ -100,7 +100,7 @@ impl Stats {
 }
 
 fn code(r: &RunResult, code: &str) -> u64 {
-    r.errors.by_code.get(code).copied().unwrap_or(0)
+    r.measured.errors.by_code.get(code).copied().unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -127,8 +127,12 @@ async fn oltp_read_write_counts_match_the_server() {
         let opts =
             json!({"tables": 2, "table_size": 1000, "threads": 1, "events": 100, "time": 0, "db_ps_mode": ps_mode});
         let (r, _) = run(&spec("oltp_read_write", &url, &opts)).await;
-        assert_eq!(r.transactions, 100);
-        assert_eq!((r.queries.read, r.queries.write, r.queries.other), (1400, 400, 200), "{ps_mode}");
+        assert_eq!(r.measured.transactions, 100);
+        assert_eq!(
+            (r.measured.queries.read, r.measured.queries.write, r.measured.queries.other),
+            (1400, 400, 200),
+            "{ps_mode}"
+        );
         let d = Stats::settled(&url, before, |d| d.upd >= 200 && d.commits >= 100).await;
         assert_eq!((d.upd, d.del, d.ins), (200, 100, 100), "{ps_mode}: {d:?}");
         // Besides the 100 COMMITs: the run's table check, server-info queries and these reads.
@@ -139,21 +143,26 @@ async fn oltp_read_write_counts_match_the_server() {
     let before = Stats::read(&url).await;
     let opts = json!({"tables": 2, "table_size": 1000, "threads": 4, "events": 400, "time": 0, "rand_type": "pareto"});
     let (r, _) = run(&spec("oltp_read_write", &url, &opts)).await;
-    assert_eq!(r.transactions, 400);
-    assert_eq!(r.errors.total, r.errors.by_code.values().sum::<u64>());
-    assert!(r.errors.by_code.keys().all(|k| ["23505", "40P01"].contains(&k.as_str())), "{:?}", r.errors);
-    let writes = r.queries.write;
+    assert_eq!(r.measured.transactions, 400);
+    assert_eq!(r.measured.errors.total, r.measured.errors.by_code.values().sum::<u64>());
+    assert!(
+        r.measured.errors.by_code.keys().all(|k| ["23505", "40P01"].contains(&k.as_str())),
+        "{:?}",
+        r.measured.errors
+    );
+    let writes = r.measured.queries.write;
     // The server counts the heap insert of an INSERT that then fails with 23505; the client does not.
     // Nor does it count an INSERT that deadlocks (40P01) while its unique check waits for another
     // transaction's row, after the heap insert: seen once in about 20 runs.
     let want = writes + code(&r, "23505");
-    let d = Stats::settled(&url, before, |d| d.ins + d.upd + d.del >= want && d.rollbacks >= r.errors.total).await;
-    eprintln!("4 threads: {:?}, errors {:?}; server: {d:?}", r.queries, r.errors.by_code);
+    let d =
+        Stats::settled(&url, before, |d| d.ins + d.upd + d.del >= want && d.rollbacks >= r.measured.errors.total).await;
+    eprintln!("4 threads: {:?}, errors {:?}; server: {d:?}", r.measured.queries, r.measured.errors.by_code);
     let server_writes = d.ins + d.upd + d.del;
-    assert!((want..=want + code(&r, "40P01")).contains(&server_writes), "{d:?} {:?}", r.queries);
-    assert_eq!(d.rollbacks, r.errors.total, "{d:?}: one ROLLBACK per retried event");
+    assert!((want..=want + code(&r, "40P01")).contains(&server_writes), "{d:?} {:?}", r.measured.queries);
+    assert_eq!(d.rollbacks, r.measured.errors.total, "{d:?}: one ROLLBACK per retried event");
     // The 14 SELECTs come before the writes that fail, so every attempt made all of them.
-    assert_eq!(r.queries.read, 14 * (400 + r.errors.total));
+    assert_eq!(r.measured.queries.read, 14 * (400 + r.measured.errors.total));
 
     exec::cleanup(&spec("oltp_read_write", &url, &data), &Sink::none()).await.unwrap();
     let mut c = open(&url).await;
@@ -179,15 +188,15 @@ async fn terminated_connections_are_counted_and_reconnected() {
     let (r, events) = run(&spec("oltp_read_write", &url, &opts)).await;
     let terminated = killer.await.unwrap();
     assert_eq!(terminated, 2, "both workers' backends were terminated");
-    eprintln!("terminated: errors {:?}, reconnects {}", r.errors.by_code, r.reconnects);
-    assert_eq!(r.reconnects, 2, "{:?}", r.errors);
+    eprintln!("terminated: errors {:?}, reconnects {}", r.measured.errors.by_code, r.measured.reconnects);
+    assert_eq!(r.measured.reconnects, 2, "{:?}", r.measured.errors);
     // Terminated mid-statement: 57P01 from the server; between statements: the socket closes (08006).
-    assert_eq!(code(&r, "57P01") + code(&r, "08006"), 2, "{:?}", r.errors);
+    assert_eq!(code(&r, "57P01") + code(&r, "08006"), 2, "{:?}", r.measured.errors);
     let after_kill: u64 = events
         .iter()
         .filter_map(|p| if let Progress::Interval(i) = p { Some(i) } else { None })
         .filter(|i| i.t_s > 1.6)
-        .map(|i| i.transactions)
+        .map(|i| i.counts.transactions)
         .sum();
     assert!(after_kill > 0, "the load resumed after the reconnect");
     exec::cleanup(&spec("oltp_read_write", &url, &data), &Sink::none()).await.unwrap();

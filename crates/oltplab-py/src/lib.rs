@@ -8,8 +8,9 @@ mod errors;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use oltplab_engine::driver::url;
-use oltplab_engine::exec::{self, Sink, Spec, Stop};
-use oltplab_engine::panics;
+use oltplab_engine::exec::{self, Progress, Sink, Spec, Stop};
+use oltplab_engine::result::{IntervalReport, RunResult};
+use oltplab_engine::{merge, panics};
 use pyo3::prelude::*;
 
 use crate::drive::drive;
@@ -83,10 +84,58 @@ fn cleanup(py: Python<'_>, spec_json: &str, on_event: Option<Py<PyAny>>) -> PyRe
 /// (`encoded`), `count`, `min_ns`, `max_ns`, `mean_ns` and `percentiles_ns` (`[[rank, ns], ...]`).
 #[pyfunction]
 #[allow(clippy::needless_pass_by_value)] // PyO3 extracts Python lists into owned vectors
-fn merge_histograms(encoded: Vec<String>, ranks: Vec<f64>) -> PyResult<String> {
-    let merged = oltplab_engine::stats::merge_encoded(&encoded, &ranks)
+fn merge_histograms(py: Python<'_>, encoded: Vec<String>, ranks: Vec<f64>) -> PyResult<String> {
+    let merged = py
+        .detach(|| oltplab_engine::stats::merge_encoded(&encoded, &ranks))
         .map_err(|e| to_py(oltplab_engine::EngineError::Internal(e)))?;
     Ok(serde_json::to_string(&merged).expect("results serialise"))
+}
+
+/// A distributed run's merge (the engine's `merge::RunMerge`): the clients' interval events
+/// into the run's, and their results into the run's result, all as JSON.
+#[pyclass(module = "oltplab._core")]
+struct RunMerge(merge::RunMerge);
+
+#[pymethods]
+impl RunMerge {
+    /// `spec_json`: the run as a whole (total threads and rate), as `run` takes it.
+    #[new]
+    fn new(spec_json: &str) -> PyResult<Self> {
+        guarded(|| {
+            let spec = Spec::from_json(spec_json).map_err(to_py)?;
+            Ok(Self(merge::RunMerge::new(&spec).map_err(to_py)?))
+        })
+    }
+
+    /// One interval event of each client (the same interval) -> the merged interval event.
+    #[allow(clippy::needless_pass_by_value)] // PyO3 extracts Python lists into owned vectors
+    fn interval(&mut self, py: Python<'_>, events_json: Vec<String>) -> PyResult<String> {
+        guarded(|| {
+            let reports = events_json.iter().map(|e| read::<IntervalReport>(e)).collect::<PyResult<Vec<_>>>()?;
+            let merged = py.detach(|| self.0.interval(&reports)).map_err(to_py)?;
+            Ok(serde_json::to_string(&Progress::Interval(Box::new(merged))).expect("results serialise"))
+        })
+    }
+
+    /// The results of the clients that finished, and the driver's view of the end
+    /// (`{"started_at", "ended_at", "interrupted", "error", "flags"}`) -> the run's result.
+    #[allow(clippy::needless_pass_by_value)] // PyO3 extracts Python lists into owned vectors
+    fn finish(&self, results_json: Vec<String>, end_json: &str) -> PyResult<String> {
+        guarded(|| {
+            let results = results_json.iter().map(|r| read::<RunResult>(r)).collect::<PyResult<Vec<_>>>()?;
+            let end = read::<merge::RunEnd>(end_json)?;
+            Ok(serde_json::to_string(&self.0.finish(&results, end)).expect("results serialise"))
+        })
+    }
+}
+
+/// A document a client's engine wrote, read back.
+fn read<T: serde::de::DeserializeOwned>(json: &str) -> PyResult<T> {
+    serde_json::from_str(json).map_err(|e| {
+        to_py(oltplab_engine::EngineError::Internal(format!(
+            "a client's result or interval cannot be read ({e}): every client must run the same oltplab version"
+        )))
+    })
 }
 
 /// TPC-C's consistency conditions; returns the report as JSON.
@@ -112,5 +161,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_db_url, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_class::<RunMerge>()?;
     errors::register(m)
 }

@@ -54,7 +54,8 @@ class GroupKey:
     workload: str
     threads: int
     step: int | None  # a step plan's step; None for a run without a plan
-    rate_per_s: float | None = None  # an open-loop rate both sides ran; None: not grouped by it
+    # 0: closed loop; an open-loop rate both sides ran; None: open-loop rates not grouped apart
+    rate_per_s: float | None = 0.0
 
     def to_document(self) -> GroupDoc:
         return GroupDoc(
@@ -64,11 +65,17 @@ class GroupKey:
     def sort_key(self) -> tuple[str, int, int, float]:
         """Numbers in numeric order (4 before 32 threads)."""
         step = -1 if self.step is None else self.step
-        return (self.workload, step, self.threads, self.rate_per_s or 0.0)
+        return (
+            self.workload,
+            step,
+            self.threads,
+            -1.0 if self.rate_per_s is None else self.rate_per_s,
+        )
 
     def __str__(self) -> str:
         step = f" step {self.step}" if self.step is not None else ""
-        rate = f" {self.rate_per_s:g}/s" if self.rate_per_s else ""
+        rate = " (open loop)" if self.rate_per_s is None else ""
+        rate = f" {self.rate_per_s:g}/s" if self.rate_per_s else rate
         return f"{self.workload} {self.threads} thr{rate}{step}"
 
 
@@ -220,7 +227,9 @@ def _grouped(analyses: list[RunAnalysis], shared_rates: set[float]) -> dict[Grou
     groups: dict[GroupKey, list[Sample]] = {}
     for a in analyses:
         for part in _parts(a):
-            rate = part.rate_per_s if part.rate_per_s in shared_rates else None
+            # Closed loop is never grouped with open loop; an open-loop rate only one side ran
+            # joins the other side's (the rates may be what is compared: warned).
+            rate = part.rate_per_s if part.rate_per_s in shared_rates | {0.0} else None
             key = GroupKey(a.run.workload, part.threads, part.step, rate)
             groups.setdefault(key, []).append(Sample(a, part))
     return groups

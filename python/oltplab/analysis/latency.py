@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from oltplab.analysis.histogram_sum import sum_encoded
+from oltplab import engine
 from oltplab.documents.analysis import WindowLatency
 from oltplab.rundir.hlog import HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS, HlogEntry
 
@@ -35,17 +35,13 @@ class Window:
 
 def merged(entries: Sequence[HlogEntry], window: Window | None = None) -> HdrHistogram | None:
     """The sum of the entries' histograms inside `window` (all when None); None when no
-    entry falls inside."""
+    entry falls inside. The engine adds them (the one histogram addition, exact; a log of
+    another histogram shape is refused), and hdrh decodes the sum once."""
     inside = [e for e in entries if window is None or window.holds(e)]
     if not inside:
         return None
-    fast = sum_encoded([e.encoded for e in inside])
-    if fast is not None:
-        return fast
-    total = HdrHistogram(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
-    for entry in inside:  # a log of another histogram shape: hdrh's own (slower) way
-        total.add(entry.decode())
-    return total
+    total = engine.merge_histograms([e.encoded for e in inside], [])
+    return HdrHistogram.decode(total["encoded"])
 
 
 def added(histograms: Sequence[HdrHistogram | None]) -> HdrHistogram | None:

@@ -23,7 +23,7 @@ class RelativeRow:
 
     workload: str
     threads: int
-    rate_per_s: float | None  # the open-loop rate of the row; None in closed loop
+    rate_per_s: float | None  # the row's open-loop rate; 0: closed loop; None: rates not shared
     baseline: float
     ratios: dict[str, MetricComparison] = field(default_factory=dict)  # server -> ratio
 
@@ -58,7 +58,7 @@ class RelativeTable:
     @property
     def by_rate(self) -> bool:
         """Some row is an open-loop rate: the tables then show a rate column."""
-        return any(r.rate_per_s is not None for r in self.rows)
+        return any(r.rate_per_s for r in self.rows)
 
     def to_document(self) -> RelativeTableDoc:
         """`oltplab table --json`."""
@@ -77,8 +77,9 @@ class RelativeTable:
     @property
     def frame(self) -> pd.DataFrame:
         """The rows as a table: columns workload, threads, rate_per_s (the open-loop rate of
-        the row, None in closed loop), baseline and, per other server,
-        `<server>` (ratio), `<server> lo`, `<server> hi`, `<server> sig`."""
+        the row; 0 in closed loop, None for open-loop rates the servers did not share),
+        baseline and, per other server, `<server>` (ratio), `<server> lo`, `<server> hi`,
+        `<server> sig`."""
         return pd.DataFrame([r.to_document(self.servers) for r in self.rows])
 
 

@@ -1,10 +1,13 @@
 """Throughput and latency against concurrency, per server and workload, with a Universal
-Scalability Law fit and a Little's-law check per point (methodology.md §5).
+Scalability Law fit and a Little's-law check per point (methodology.md §5); and against the
+arrival rate in open loop (`rate_sweep`: the response time as the offered load nears what the
+server can do, §4.3).
 
 A point is every closed-loop run (or thread step) of one server, workload and connection
-count: its throughput is the mean of the runs' steady means, its interval between-run when
-there are several runs and within-run otherwise; its percentiles come from the runs'
-steady-window histograms added together, never from averaged percentiles."""
+count (open loop: and rate): its throughput is the mean of the runs' steady means, its
+interval between-run when there are several runs and within-run otherwise; its percentiles
+come from the runs' steady-window histograms added together, never from averaged
+percentiles."""
 
 import math
 from collections.abc import Sequence
@@ -137,10 +140,19 @@ def sweep(runs: Sequence[Run | str | Path | RunAnalysis], level: float = 0.95) -
     return Sweep(points, fits, tuple(warnings))
 
 
-def _point(
-    key: tuple[str, str, int], members: list[tuple[RunAnalysis, PartAnalysis]], level: float
-) -> SweepPoint:
-    server, workload, threads = key
+@dataclass(frozen=True)
+class _Pooled:
+    """A point's runs pooled: the mean of their steady means with its interval, and the
+    percentiles of their steady-window histograms added."""
+
+    runs: int
+    tps_mean: float
+    tps_ci: tuple[float, float]
+    tps_se: float
+    latency_ms: WindowLatency
+
+
+def _pooled(members: list[tuple[RunAnalysis, PartAnalysis]], level: float) -> _Pooled:
     means = np.array([part.steady.mean_tps for _, part in members])
     if len(members) >= 2:
         se = float(means.std(ddof=1) / math.sqrt(len(means)))
@@ -150,15 +162,64 @@ def _point(
         q = z_critical(level)
     mean = float(means.mean())
     latency = window_latency(added([part.histogram for _, part in members]))
-    little = mean * latency.mean / 1000 / threads if latency.mean else None
+    return _Pooled(len(members), mean, (mean - q * se, mean + q * se), se, latency)
+
+
+def _point(
+    key: tuple[str, str, int], members: list[tuple[RunAnalysis, PartAnalysis]], level: float
+) -> SweepPoint:
+    server, workload, threads = key
+    p = _pooled(members, level)
+    mean_ms = p.latency_ms.mean
+    little = p.tps_mean * mean_ms / 1000 / threads if mean_ms else None
     return SweepPoint(
-        server,
-        workload,
-        threads,
-        len(members),
-        mean,
-        (mean - q * se, mean + q * se),
-        se,
-        latency,
-        little,
+        server, workload, threads, p.runs, p.tps_mean, p.tps_ci, p.tps_se, p.latency_ms, little
     )
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """Open-loop runs of one server, workload, connection count and target rate: the
+    achieved tps against the offered rate, and the response time (from the intended start)."""
+
+    server: str
+    workload: str
+    threads: int
+    rate_per_s: float
+    runs: int
+    tps_mean: float
+    tps_ci: tuple[float, float]
+    latency_ms: WindowLatency  # response time, the runs' steady windows added
+    dropped: int | None  # arrivals the backlog could not hold, over the runs (None: unknown)
+
+
+def rate_sweep(
+    runs: Sequence[Run | str | Path | RunAnalysis], level: float = 0.95
+) -> tuple[RatePoint, ...]:
+    """Points per (server, workload, threads, rate) from open-loop runs and rate steps."""
+    groups: dict[tuple[str, str, int, float], list[tuple[RunAnalysis, PartAnalysis]]] = {}
+    for run in runs:
+        a = run if isinstance(run, RunAnalysis) else analyse(run)
+        for part in a.steps or ((a.whole,) if a.whole else ()):
+            if part.rate_per_s:
+                key = (server_label(a.run), a.run.workload, part.threads, part.rate_per_s)
+                groups.setdefault(key, []).append((a, part))
+    out = []
+    for (server, workload, threads, rate), members in sorted(groups.items()):
+        p = _pooled(members, level)
+        dropped = [_dropped(a, part) for a, part in members]
+        total = None if any(d is None for d in dropped) else sum(d or 0 for d in dropped)
+        out.append(
+            RatePoint(
+                server, workload, threads, rate, p.runs, p.tps_mean, p.tps_ci, p.latency_ms, total
+            )
+        )
+    return tuple(out)
+
+
+def _dropped(a: RunAnalysis, part: PartAnalysis) -> int | None:
+    """A whole run's dropped arrivals (run.json's open_loop); a step's are not kept apart."""
+    summary = a.run.summary
+    if part.step is not None or summary is None or summary.open_loop is None:
+        return None
+    return summary.open_loop.dropped

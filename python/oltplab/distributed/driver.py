@@ -15,7 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from oltplab import engine, percentiles
+from oltplab import engine
 from oltplab._fsutil import remove_empty_dir
 from oltplab._types import EventHandler, Json
 from oltplab.catalog import load_catalog
@@ -23,8 +23,6 @@ from oltplab.defaultdb import DEFAULT_RESULTS_ROOT
 from oltplab.distributed import clock, cluster
 from oltplab.distributed.align import IntervalAligner
 from oltplab.distributed.clients import CLIENTS_DIR, Client, Losses, client_writer
-from oltplab.distributed.merge import Totals, merge_interval
-from oltplab.distributed.result import START_LATE_LIMIT_S, merged_result, rolled_up_flags
 from oltplab.distributed.shares import (
     SHARED_SEED_WORKLOADS,
     Share,
@@ -52,6 +50,8 @@ BOUNDARY_LAG_S = 0.02
 # its threads are the engine's, not the actor's).
 UNRESPONSIVE_S = 15.0
 _PLANS = ("rate_steps", "thread_steps")
+# A client that started this much after the common instant makes the run's start ragged.
+START_LATE_LIMIT_S = 0.05
 
 
 def check_target(db: str | None) -> str:
@@ -87,15 +87,16 @@ class _Run:
         writer: RunWriter,
         clients: list[Client],
         options: Mapping[str, Any],
+        merge: engine.RunMerge,
         sampler: MetricsSampler | None,
     ):
         self.writer = writer
+        self.merge = merge
         self.sampler = sampler
         self.sampling = False
         self.interval_s = float(options.get("report_interval") or 1.0)
         self.clients = clients
         self.aligner = IntervalAligner(len(clients))
-        self.totals = Totals(percentiles.first(options.get("percentile")))
         self.losses = Losses()
         self.started_sent = False
         self.run_start = 0.0  # the common start, driver clock
@@ -153,9 +154,7 @@ class _Run:
             return
         for group in self.aligner.ready():
             began = time.process_time()
-            events = [e for _, e in group]
-            merged = merge_interval(events, self.totals.percentile)
-            self.totals.add(events, merged)
+            merged = self.merge.interval([e for _, e in group])
             self.merge_s += time.process_time() - began
             self.merged_intervals += 1
             self._deliver(merged, on_event)
@@ -351,7 +350,8 @@ def _run_placed(
     writer = RunWriter.create(
         run_dir, with_extras(manifest, sampler, extras.lab), created_dir=created
     )
-    state = _Run(writer, clients, effective, sampler)
+    merge = engine.RunMerge(engine.build_spec(workload, db_url, effective))
+    state = _Run(writer, clients, effective, merge, sampler)
     state.run_start = start_at
     for c in clients:
         c.start_at = start_at + c.clock.offset_s  # the same instant, on the client's clock
@@ -378,7 +378,7 @@ def _run_placed(
     for c in clients:
         if c.lost is None:
             c.clock_end = _clock_of(ray, c.actor, samples=5)
-    return _finish(state, effective, interrupted)
+    return _finish(state, interrupted)
 
 
 @dataclass(frozen=True)
@@ -406,22 +406,21 @@ def arrival_phase(options: Mapping[str, Any], share: Share) -> Json:
     return {"arrival_phase_s": share.index / rate}
 
 
-def _finish(state: _Run, effective: Mapping[str, Any], interrupted: bool) -> RunResult:
+def _finish(state: _Run, interrupted: bool) -> RunResult:
     clients = state.clients
     results = [c.result for c in clients if c.result is not None]
     failures = [f"client {c.index}: {c.error}" for c in clients if c.error is not None]
     late = any((c.start_late_s() or 0.0) > START_LATE_LIMIT_S for c in clients)
     error = "; ".join([*failures, *filter(None, [state.losses.describe()])]) or None
     ended = [float(result["ended_at"]) - c.clock.offset_s for c, result in _with_results(clients)]
-    result = merged_result(
-        options=effective,
-        results=results,
-        totals=state.totals,
+    own_flags = {"client_lost": bool(state.losses.items), "client_started_late": late}
+    result = state.merge.finish(
+        results,
         started_at=state.run_start,
         ended_at=max(ended, default=time.time()),
-        flags=rolled_up_flags(results, bool(state.losses.items), late),
         interrupted=interrupted,
         error=error,
+        flags=[flag for flag, raised in own_flags.items() if raised],
     )
     planned = state.writer.manifest.distributed
     assert planned is not None  # written before the clients started

@@ -185,7 +185,7 @@ class GroupDoc:
     workload: str
     threads: int
     step: int | None
-    rate_per_s: float | None  # an open-loop rate both sides ran; None: not grouped by it
+    rate_per_s: float | None  # 0: closed loop; a rate both sides ran; None: rates not shared
 
 
 @document

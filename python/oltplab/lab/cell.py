@@ -23,6 +23,7 @@ from oltplab.documents.run import HostBusy, LabRef, Pinning
 from oltplab.lab.data import DataShape, restore_snapshot, snapshot_server, writes
 from oltplab.lab.servers import LabServers
 from oltplab.metrics.system import cpu_count, host_busy_pct
+from oltplab.runners import LocalRunner, Runner
 from oltplab.servers.pinning import cpus_allowed_list
 
 # A host busier than this (share of all CPUs) before a cell is warned about.
@@ -43,6 +44,8 @@ class LabContext:
     doc: LabDocument
     lab_dir: Path
     servers: LabServers
+    # Where the cells' load comes from: here, or the Ray cluster of [client] ray.
+    load: Runner = field(default_factory=LocalRunner)
     data: dict[str, DataState] = field(default_factory=dict)
     quiet: bool = False
 
@@ -174,20 +177,7 @@ def execute_cell(ctx: LabContext, cell: CellRecord, url: str) -> runner.RunResul
         host_busy=HostBusy(busy_pct=busy, cores=os.cpu_count() or 1),
     )
     try:
-        if spec.client_ray is not None:  # [client] ray: the cell's load from the Ray cluster
-            from oltplab import distributed
-
-            return distributed.run(
-                w.name,
-                url,
-                run_options(ctx, w, cell),
-                ray_address=spec.client_ray,
-                clients=spec.client_clients,
-                out=run_dir,
-                metrics=spec.metrics,
-                lab=fields,
-            )
-        return runner.run(
+        return ctx.load.run(
             w.name, url, run_options(ctx, w, cell), out=run_dir, metrics=spec.metrics, lab=fields
         )
     finally:

@@ -26,6 +26,7 @@ from oltplab.lab.servers import LabServers, check_lab_dir_reachable, server_acco
 from oltplab.lab.summary import lab_summary_text
 from oltplab.redact import redact_url
 from oltplab.rundir.manifest import iso_utc
+from oltplab.runners import runner_for
 from oltplab.servers.osuser import make_reachable_dirs
 from oltplab.servers.pinning import parse_cpu_list, pin_self
 
@@ -105,8 +106,10 @@ def _fail_config(ctx: LabContext, cell: CellRecord, error: str) -> None:
     ctx.say(f"{cell.server}.{cell.config} failed: {error}")
 
 
-def _fail_cell(ctx: LabContext, cell: CellRecord, error: str, position: str) -> bool:
-    """The cell failed (the lab goes on: returns True, as _run_one)."""
+def _fail_cell(ctx: LabContext, cell: CellRecord, error: str | None, position: str) -> bool:
+    """The cell failed (the lab goes on: returns True, as _run_one); a managed server that
+    died under it is named, with what its log said."""
+    error = "; ".join(e for e in (error, ctx.servers.exit_note(cell.server)) if e) or "failed"
     cell.status, cell.error, cell.ended_at = "failed", error, cell.ended_at or _now()
     ctx.say(f"{position} {cell.id} failed: {error}")
     _save(ctx)
@@ -144,6 +147,9 @@ def _run_one(ctx: LabContext, cell: CellRecord, index: int, total: int) -> bool:
         return False
     except OltpLabError as e:
         return _fail_cell(ctx, cell, str(e), f"[{index}/{total}]")
+    if ctx.servers.exit_note(cell.server) is not None:
+        # The client reconnects after a lost connection, so a run can outlive a crash.
+        return _fail_cell(ctx, cell, result.doc.error, f"[{index}/{total}]")
     summary = result.summary
     measured_s = 0.0 if summary is None else summary.duration_s + summary.warmup_s
     cell.overhead_s = round(time.monotonic() - began - measured_s, 3)
@@ -173,7 +179,13 @@ def run_lab(
     doc = open_lab(spec, source, text, lab_dir)
     if spec.client_cpus is not None:
         pin_self(parse_cpu_list(spec.client_cpus))
-    ctx = LabContext(doc=doc, lab_dir=lab_dir, servers=LabServers(spec, lab_dir), quiet=quiet)
+    ctx = LabContext(
+        doc=doc,
+        lab_dir=lab_dir,
+        servers=LabServers(spec, lab_dir),
+        load=runner_for(spec.client_ray, spec.client_clients),
+        quiet=quiet,
+    )
     doc.status = "running"
     for cell in doc.cells:  # a resumed lab runs again what did not finish
         if cell.status != "done":

@@ -14,6 +14,7 @@ from oltplab.servers import (
     ServerSettings,
     create_server,
     open_server,
+    process,
 )
 from oltplab.servers.osuser import OsUser, closed_directory, server_account, unreachable_message
 from oltplab.servers.pinning import cpus_allowed_list, parse_cpu_list, pin_session
@@ -56,6 +57,7 @@ class LabServers:
     spec: LabSpec
     lab_dir: Path
     running: dict[str, tuple[str, ManagedServer]] = field(default_factory=dict)
+    log_from: dict[str, int] = field(default_factory=dict)  # where each start's log begins
 
     def base_dir(self, name: str) -> Path:
         return self.lab_dir / SERVERS_DIR / name
@@ -88,10 +90,24 @@ class LabServers:
             return entry[1], False
         self.stop(server.name)
         managed = self.handle(server, config)
+        self.log_from[server.name] = process.log_size(managed.log_file)
         managed.start()
         self.running[server.name] = (config, managed)
         self.pin(server, managed)
         return managed, True
+
+    def exit_note(self, name: str) -> str | None:
+        """Why a cell failed when its server died under it (a crash: the client only saw the
+        connection close): what the server's log said first since it started, and where the
+        log is. None while it runs."""
+        managed = self.current(name)
+        if managed is None or managed.is_running():
+            return None
+        said = process.log_excerpt(managed.log_file, self.log_from.get(name, 0), lines=1)
+        return (
+            f"{managed.display_name} exited during the cell ({said or 'its log says nothing'}); "
+            f"see {managed.log_file}"
+        )
 
     def pin(self, server: ServerSpec, managed: ManagedServer) -> None:
         pid = managed.pid()

@@ -141,7 +141,7 @@ def table_text(table: RelativeTable) -> str:
     for r in table.rows:
         cells = [r.workload, str(r.threads)]
         if rate:
-            cells.append("-" if r.rate_per_s is None else f"{r.rate_per_s:g}/s")
+            cells.append(f"{r.rate_per_s:g}/s" if r.rate_per_s else "-")
         cells.append(_value(table.metric, r.baseline))
         for server in table.servers:
             m = r.ratios.get(server)

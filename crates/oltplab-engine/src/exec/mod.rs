@@ -20,7 +20,7 @@ mod ticks;
 mod worker;
 
 pub use prepare::{check, cleanup, prepare};
-pub use progress::{EncodedHistogram, IntervalReport, Phase, Progress, Sink};
+pub use progress::{Progress, Sink};
 pub use run::{run, run_on_threads};
 pub use runtime::{build_runtime, engine_threads, workers_for};
 pub use spec::{LoadShape, Resolved, Spec};

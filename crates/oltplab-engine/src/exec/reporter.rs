@@ -6,32 +6,28 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::client_cpu::{CpuMeter, Saturation};
-use super::progress::{EncodedHistogram, IntervalReport, Phase};
 use super::schedule::Schedule;
 use super::segments::Segments;
 use super::steps::Step;
 use super::worker::Shared;
-use crate::stats::{encode_base64, Histogram, LatencySummary, Snapshot};
+use crate::result::{Gauges, IntervalReport, Phase, Span, Summarising, Totals};
+use crate::stats::Snapshot;
 
 pub struct Reporter {
     kinds: Vec<String>,
-    percentile: f64,
-    open_loop: bool,
+    how: Summarising,
     /// End of the last interval, seconds since the start of the load.
     pub last_s: f64,
     pub intervals: u64,
     pub phase: Phase,
     /// Measured totals (warm-up excluded).
-    pub total: Snapshot,
+    pub totals: Totals,
     /// The interval being reported, reused from one interval to the next.
     snap: Snapshot,
-    /// Arrivals dropped while measuring.
-    pub dropped: u64,
     cpu: CpuMeter,
     /// The report interval (the intervals' nominal length).
     interval_s: f64,
-    /// Client CPU over the measured intervals, in core-seconds, and which of them saturated it.
-    pub client_cpu_s: f64,
+    /// Which measured intervals saturated the client's CPU.
     saturation: Saturation,
     /// Connections running at the end of the last interval reported.
     threads_running: usize,
@@ -42,27 +38,23 @@ impl Reporter {
     /// `plan`: a step plan's steps (empty without one); `cpu` samples from the load's start.
     pub fn new(
         kinds: Vec<String>,
-        percentile: f64,
-        open_loop: bool,
+        how: Summarising,
         phase: Phase,
         plan: Vec<Step>,
         interval: Duration,
         cpu: CpuMeter,
     ) -> Self {
-        let (total, snap) = (Snapshot::new(kinds.len()), Snapshot::new(kinds.len()));
+        let (totals, snap) = (Totals::new(kinds.len()), Snapshot::new(kinds.len()));
         Self {
             kinds,
-            percentile,
-            open_loop,
+            how,
             last_s: 0.0,
             intervals: 0,
             phase,
-            total,
+            totals,
             snap,
-            dropped: 0,
             cpu,
             interval_s: interval.as_secs_f64(),
-            client_cpu_s: 0.0,
             saturation: Saturation::default(),
             threads_running: 0,
             segments: Segments::new(plan),
@@ -87,63 +79,29 @@ impl Reporter {
         let client_cpu_pct = self.cpu.sample(now);
         let ends_warmup = ends_segment && self.phase == Phase::Warmup;
         shared.recorders.drain_into(&mut self.snap, ends_warmup);
-        let snap = &self.snap;
         let (backlog, dropped) = shared.schedule.as_ref().map_or((0, 0), |s| {
             let mut s: std::sync::MutexGuard<'_, Schedule> = s.lock().expect("schedule lock");
             (s.backlog(now), s.take_dropped())
         });
         let (start_s, interval_s) = (self.last_s, t_s - self.last_s);
-        let encode = |tag: Option<&str>, h: &Histogram| EncodedHistogram {
-            tag: tag.map(str::to_string),
-            start_s,
-            interval_s,
-            max_ns: h.max(),
-            encoded: encode_base64(h),
-        };
-        let mut histograms = vec![encode(None, &snap.transactions)];
-        if self.open_loop {
-            histograms.push(encode(Some("service"), &snap.service));
-        }
-        for (kind, h) in self.kinds.iter().zip(&snap.kinds) {
-            if !h.is_empty() {
-                histograms.push(encode(Some(kind), h));
-            }
-        }
         // The last interval ends after every worker did: it reports the connections that ran it.
         let running = shared.running.load(Ordering::Relaxed);
         self.threads_running = if running == 0 { self.threads_running } else { running };
-        let c = &snap.counts;
-        let report = IntervalReport {
-            t_s,
-            interval_s,
-            phase: self.phase,
-            step: self.segments.step().filter(|_| self.phase == Phase::Run),
+        let gauges = Gauges {
             // Connections beyond the step's count are open but idle.
             threads_running: self.threads_running.min(self.segments.threads().unwrap_or(usize::MAX)),
-            transactions: c.transactions,
-            reads: c.reads,
-            writes: c.writes,
-            others: c.others,
-            errors: c.errors,
-            reconnects: c.reconnects,
-            errors_by_code: c.errors_by_code.clone(),
-            latency_ns: LatencySummary::new(&snap.transactions, c, self.percentile),
-            service_latency_ns: self.open_loop.then(|| LatencySummary::of(&snap.service, self.percentile)),
-            lag_mean_ns: c.lag_sum_ns.checked_div(c.transactions).unwrap_or(0),
-            lag_max_ns: c.lag_max_ns,
-            late: c.late,
             backlog,
             in_flight: shared.in_flight.load(Ordering::Relaxed),
             dropped,
             client_cpu_pct,
-            histograms,
         };
+        let step = self.segments.step().filter(|_| self.phase == Phase::Run);
+        let span = Span { t_s, interval_s, phase: self.phase, step };
+        let report = IntervalReport::of(&self.snap, &self.kinds, &self.how, span, gauges);
         if self.phase == Phase::Run {
-            self.total.merge(snap);
-            self.dropped += dropped;
-            self.client_cpu_s += client_cpu_pct / 100.0 * interval_s;
+            self.totals.add(&self.snap, dropped, client_cpu_pct, interval_s);
             self.saturation.add(self.cpu.saturated(client_cpu_pct), interval_s, self.interval_s);
-            self.segments.add(snap, dropped, start_s, t_s);
+            self.segments.add(&self.snap, dropped, start_s, t_s);
         }
         self.last_s = t_s;
         self.intervals += 1;

@@ -9,11 +9,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::client_cpu::CpuMeter;
 use super::engine_threads::{EngineThreads, Spawner};
-use super::progress::{Phase, Progress, Sink};
+use super::progress::{Progress, Sink};
 use super::reporter::Reporter;
 use super::runtime::engine_threads;
 use super::schedule::Schedule;
-use super::segments::Latencies;
 use super::spec::{LoadShape, Resolved, Spec, WorkerNumbers};
 use super::steps::{Step, Timeline};
 use super::stop::Stop;
@@ -25,8 +24,8 @@ use crate::driver::Target;
 use crate::error::{EngineError, Result};
 use crate::options::Options;
 use crate::rand::Rng;
-use crate::result::{RunResult, StopReason};
-use crate::stats::{encode_base64, epoch_s, sysbench_buckets_ms, Recorders, WorkerTotals};
+use crate::result::{IntervalReport, Phase, RunFacts, RunResult, StopReason};
+use crate::stats::{epoch_s, Recorders, WorkerTotals};
 use crate::workload::Workload;
 
 /// Runs the spec's load on the default number of engine threads (one per 4 cores, never more
@@ -74,18 +73,13 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
     let first_phase = if times.warmup_end.is_some() { Phase::Warmup } else { Phase::Run };
     let kind_names = kinds.iter().map(|k| (*k).to_string()).collect();
     let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
-    let mut reporter = Reporter::new(
-        kind_names,
-        load.percentile,
-        load.is_open_loop(),
-        first_phase,
-        steps.to_vec(),
-        interval,
-        CpuMeter::new(start, engine.len()),
-    );
+    let cpu = CpuMeter::new(start, engine.len());
+    let mut reporter = Reporter::new(kind_names, load.summarising(), first_phase, steps.to_vec(), interval, cpu);
     let boundaries = times.warmup_end.into_iter().chain(times.timeline.iter().flat_map(Timeline::boundaries));
     let mut ticks = Ticks::new(start, interval, boundaries, times.deadline);
-    let mut end_watch = EndWatch::new(times.deadline);
+    let mut stop_seen = false;
+    // When workers still waiting for the server are abandoned (see END_GRACE).
+    let mut give_up_at = times.deadline.map(|d| d + END_GRACE);
     let Finished { totals, abandoned } = loop {
         tokio::select! {
             done = &mut finished => break done,
@@ -96,21 +90,23 @@ pub async fn run_on_threads(spec: &Spec, sink: &Sink, stop: Stop, threads: usize
                 }
                 let ends_segment = ticks.fired(now);
                 let report = reporter.interval(&shared, now, (now - start).as_secs_f64(), ends_segment);
+                if !stop_seen && answered(&report) {
+                    // Still answering after the end (an open loop draining its backlog, slow
+                    // transactions finishing): the grace runs from the last answer.
+                    give_up_at = give_up_at.map(|t| t.max(now + END_GRACE));
+                }
                 sink.send(Progress::Interval(Box::new(report)));
             }
             // Once: after a fatal error the stop stays set and would wake this loop again and again.
-            () = user_stop.stopped(), if !end_watch.stop_seen => {
+            () = user_stop.stopped(), if !stop_seen => {
+                stop_seen = true;
                 ticks.end_at(Instant::now());
-                let fatal = shared.fatal.lock().expect("fatal lock").is_some();
-                if !fatal {
-                    shared.interrupted.store(true, Ordering::Relaxed);
-                }
-                end_watch.look_now();
+                give_up_at = Some(stopped(&shared, give_up_at));
             }
-            () = sleep_until_or_never(end_watch.look_at) => {
-                if end_watch.silent(shared.answers.load(Ordering::Relaxed)) {
-                    by_thread.abandon(); // the threads drop their workers still waiting and report at once
-                }
+            () = sleep_until_or_never(give_up_at) => {
+                // The threads drop their workers still waiting and report at once.
+                by_thread.abandon();
+                give_up_at = None;
             }
         }
     };
@@ -192,7 +188,6 @@ fn shared_state(
         events_started: AtomicU64::new(0),
         running: AtomicUsize::new(load.threads),
         in_flight: AtomicUsize::new(0),
-        answers: AtomicU64::new(0),
         stop,
         fatal: Mutex::new(None),
         interrupted: AtomicBool::new(false),
@@ -205,44 +200,28 @@ fn last_event_started(shared: &Shared) -> bool {
     shared.max_events > 0 && shared.events_started.load(Ordering::Relaxed) >= shared.max_events
 }
 
-/// How long after the run's end (its time limit, Ctrl-C or a fatal error) the server may answer
-/// none of the workers still waiting before they are abandoned: a server that stopped answering
-/// (SIGSTOP, a hung disk, a network black hole) must not hang the run past its time limit, but
-/// a slow one still answering (2,000 connections' last transactions, an open loop's backlog on
-/// a loaded host) is waited for, its transactions measured. sysbench waits for ever.
+/// How long after the run's end (its time limit, Ctrl-C or a fatal error) workers still waiting
+/// for the server are given: a server that stopped answering (SIGSTOP, a hung disk, a network
+/// black hole) must not hang the run past its time limit. sysbench waits for ever. After the
+/// time limit it counts from the server's last answer: an overloaded server that still answers
+/// drains an open loop's backlog (or finishes its slow transactions) however long that takes,
+/// rather than failing a run that measured exactly what it was asked to.
 const END_GRACE: Duration = Duration::from_secs(10);
 
-/// Whether the server still answers the workers waiting after the run's end: looked at first at
-/// the end (or at Ctrl-C), then [`END_GRACE`] after each look that saw new answers.
-struct EndWatch {
-    look_at: Option<Instant>,
-    /// `Shared::answers` at the last look.
-    answers_seen: Option<u64>,
-    /// Ctrl-C or a fatal error was seen: once, since the stop stays set.
-    stop_seen: bool,
+/// A stop (Ctrl-C, or a fatal error's): an interruption unless it was the error's, and the
+/// workers still waiting are given `END_GRACE` from now at most. Returns when to give up.
+fn stopped(shared: &Shared, give_up_at: Option<Instant>) -> Instant {
+    if shared.fatal.lock().expect("fatal lock").is_none() {
+        shared.interrupted.store(true, Ordering::Relaxed);
+    }
+    let by = Instant::now() + END_GRACE;
+    give_up_at.map_or(by, |t| t.min(by))
 }
 
-impl EndWatch {
-    fn new(deadline: Option<Instant>) -> Self {
-        Self { look_at: deadline, answers_seen: None, stop_seen: false }
-    }
-
-    /// The stop: look now.
-    fn look_now(&mut self) {
-        *self = Self { look_at: Some(Instant::now()), answers_seen: None, stop_seen: true };
-    }
-
-    /// At `look_at`: true (and no more looks) when the server answered nothing since the last
-    /// look, `END_GRACE` ago.
-    fn silent(&mut self, answers: u64) -> bool {
-        if self.answers_seen == Some(answers) {
-            self.look_at = None;
-            return true;
-        }
-        self.answers_seen = Some(answers); // still answering: a slow server, not a hung one
-        self.look_at = Some(Instant::now() + END_GRACE);
-        false
-    }
+/// The server answered something in this interval: a statement, a transaction or an error.
+fn answered(report: &IntervalReport) -> bool {
+    let c = &report.counts;
+    c.transactions + c.reads + c.writes + c.others + c.errors > 0
 }
 
 async fn sleep_until_or_never(at: Option<Instant>) {
@@ -252,7 +231,7 @@ async fn sleep_until_or_never(at: Option<Instant>) {
     }
 }
 
-/// Workers dropped after [`END_GRACE`] without an answer: their connections got no goodbye, and their
+/// Workers dropped after [`END_GRACE`]: their connections got no goodbye, and their
 /// transactions in flight (the slowest of the run) were never measured, so the run is marked
 /// failed, saying so, unless it was interrupted (then it stays interrupted).
 fn report_abandoned(shared: &Shared, waiting: usize) {
@@ -311,57 +290,30 @@ fn assemble(shared: &Shared, reporter: &Reporter, load: &LoadShape, threads: Vec
     } else {
         StopReason::Time
     };
-    let kinds: Vec<(String, String)> = reporter
-        .kind_names()
-        .iter()
-        .zip(&reporter.total.kinds)
-        .filter(|(_, h)| !h.is_empty())
-        .map(|(k, h)| (k.clone(), encode_base64(h)))
-        .collect();
-    let total = &reporter.total;
-    let Latencies { latency_ns, service_latency_ns, percentiles_ns, service_percentiles_ns } =
-        Latencies::of(total, load);
-    RunResult {
+    let totals = &reporter.totals;
+    let how = load.summarising();
+    let counts = totals.counts();
+    let facts = RunFacts {
         workload: shared.workload.name().to_string(),
         options: e.options,
         driver: e.driver.to_string(),
         server_version: e.server.version,
         server_variables: e.server.variables,
-        complete: matches!(stop_reason, StopReason::Time | StopReason::Events),
-        error,
         stop_reason,
+        error,
         started_at: e.started_at,
         ended_at: epoch_s(SystemTime::now()),
         connect_s: e.connect_s,
         duration_s: e.duration_s,
-        latency_ns,
-        service_latency_ns,
-        percentiles_ns,
-        service_percentiles_ns,
+        interval_s: load.interval_s(),
         warmup_s: load.warmup_s,
         rate_per_s: load.rate_per_s,
-        late: total.counts.late,
-        dropped: reporter.dropped,
-        lag_max_ns: total.counts.lag_max_ns,
-        client_cpu_s: reporter.client_cpu_s,
-        flags: health_flags(
-            reporter,
-            load,
-            e.driver,
-            total.counts.client_lag_sum_ns.checked_div(total.counts.transactions),
-        ),
-        histograms: std::iter::once((String::new(), encode_base64(&total.transactions))).chain(kinds).collect(),
-        histogram_ms: load.histogram.then(|| sysbench_buckets_ms(&total.transactions)),
-        transactions: total.counts.transactions,
-        queries: total.counts.queries_doc(),
-        errors: total.counts.errors_doc(),
-        reconnects: total.counts.reconnects,
-        saturated: total.counts.saturated,
+        flags: health_flags(reporter, load, e.driver, counts.client_lag_sum_ns.checked_div(counts.transactions)),
         threads,
-        interval_s: load.interval_s(),
-        segments: reporter.segments.results(load),
-        tpcc: shared.workload.summary(&total.kinds, e.duration_s),
-    }
+        segments: reporter.segments.results(&how),
+        tpcc: shared.workload.summary(&totals.snap.kinds, e.duration_s),
+    };
+    RunResult::assemble(facts, totals, reporter.kind_names(), &how)
 }
 
 /// Warnings that the numbers do not describe the server alone.
@@ -376,7 +328,7 @@ fn health_flags(reporter: &Reporter, load: &LoadShape, driver: &str, client_lag_
     if load.is_open_loop() && client_lag_mean_ns.is_some_and(|ns| ns > CLIENT_BEHIND_LAG_NS) {
         flags.push("client_behind_schedule".to_string());
     }
-    if reporter.dropped > 0 {
+    if reporter.totals.dropped > 0 {
         flags.push("open_loop_dropped_arrivals".to_string());
     }
     flags
@@ -412,34 +364,4 @@ async fn check_target(
         info.map_err(|e| EngineError::Driver(format!("cannot read the server's version: {e}")))
     };
     engine.spawn(0, "the target's check", check).join().await?
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_end_watch_waits_while_the_server_answers_and_gives_up_on_silence() {
-        let deadline = Instant::now();
-        let mut watch = EndWatch::new(Some(deadline));
-        assert_eq!(watch.look_at, Some(deadline)); // the first look is at the end
-        assert!(!watch.silent(100)); // what the run had: no verdict yet
-        let next = watch.look_at.expect("a next look");
-        assert!(next >= deadline + END_GRACE);
-        assert!(!watch.silent(101)); // one more answer: slow, still answering
-        assert!(watch.look_at.expect("a next look") >= next);
-        assert!(watch.silent(101)); // none for END_GRACE: hung
-        assert_eq!(watch.look_at, None);
-    }
-
-    #[test]
-    fn a_stop_looks_at_once_and_only_once() {
-        let mut watch = EndWatch::new(None);
-        assert_eq!(watch.look_at, None); // no time limit: no look until a stop
-        watch.look_now();
-        assert!(watch.stop_seen);
-        assert!(watch.look_at.is_some_and(|t| t <= Instant::now()));
-        assert!(!watch.silent(7));
-        assert!(watch.silent(7));
-    }
 }

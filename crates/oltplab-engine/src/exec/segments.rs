@@ -1,38 +1,9 @@
 //! Segments of a step plan: each step's measured intervals merged into its own totals,
 //! from which its summary is computed (from merged histograms, never averaged percentiles).
 
-use super::spec::LoadShape;
 use super::steps::Step;
-use crate::result::Segment;
-use crate::stats::{LatencySummary, Snapshot};
-
-/// The latency fields of a summary, from merged histograms.
-#[allow(clippy::struct_field_names)] // named as the fields of RunResult and Segment they fill
-pub struct Latencies {
-    pub latency_ns: LatencySummary,
-    pub service_latency_ns: Option<LatencySummary>,
-    pub percentiles_ns: Vec<(f64, u64)>,
-    pub service_percentiles_ns: Option<Vec<(f64, u64)>>,
-}
-
-impl Latencies {
-    pub fn of(s: &Snapshot, load: &LoadShape) -> Self {
-        let c = &s.counts;
-        let open_loop = load.is_open_loop();
-        Self {
-            latency_ns: LatencySummary::new(&s.transactions, c, load.percentile),
-            service_latency_ns: open_loop.then(|| LatencySummary::of(&s.service, load.percentile)),
-            percentiles_ns: LatencySummary::percentiles(
-                &s.transactions,
-                &load.percentiles,
-                c.latency_min_ns,
-                c.latency_max_ns,
-            ),
-            service_percentiles_ns: open_loop
-                .then(|| LatencySummary::percentiles(&s.service, &load.percentiles, s.service.min(), s.service.max())),
-        }
-    }
-}
+use crate::result::{Measured, Segment, Summarising};
+use crate::stats::Snapshot;
 
 /// One step's measured totals so far.
 struct Totals {
@@ -87,17 +58,14 @@ impl Segments {
     }
 
     /// One summary per step reached (an interrupted run stops early); None without a plan.
-    pub fn results(&self, load: &LoadShape) -> Option<Vec<Segment>> {
+    pub fn results(&self, how: &Summarising) -> Option<Vec<Segment>> {
         (!self.plan.is_empty()).then(|| {
-            self.reached.iter().zip(&self.plan).enumerate().map(|(step, (t, s))| segment(step, s, t, load)).collect()
+            self.reached.iter().zip(&self.plan).enumerate().map(|(step, (t, s))| segment(step, s, t, how)).collect()
         })
     }
 }
 
-fn segment(step: usize, s: &Step, t: &Totals, load: &LoadShape) -> Segment {
-    let c = &t.snap.counts;
-    let Latencies { latency_ns, service_latency_ns, percentiles_ns, service_percentiles_ns } =
-        Latencies::of(&t.snap, load);
+fn segment(step: usize, s: &Step, t: &Totals, how: &Summarising) -> Segment {
     Segment {
         step,
         rate_per_s: s.rate_per_s,
@@ -105,16 +73,6 @@ fn segment(step: usize, s: &Step, t: &Totals, load: &LoadShape) -> Segment {
         start_s: t.start_s,
         end_s: t.end_s,
         duration_s: t.end_s - t.start_s,
-        transactions: c.transactions,
-        queries: c.queries_doc(),
-        errors: c.errors_doc(),
-        reconnects: c.reconnects,
-        latency_ns,
-        service_latency_ns,
-        percentiles_ns,
-        service_percentiles_ns,
-        late: c.late,
-        dropped: t.dropped,
-        lag_max_ns: c.lag_max_ns,
+        measured: Measured::of(&t.snap, t.dropped, how),
     }
 }

@@ -6,6 +6,7 @@ use super::steps::StepPlan;
 use crate::driver::{Target, TargetOptions};
 use crate::error::Result;
 use crate::options::{normalise, OptDef, Options};
+use crate::result::Summarising;
 use crate::workload::Workload;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -203,6 +204,15 @@ impl LoadShape {
 
     pub fn is_open_loop(&self) -> bool {
         self.rate_per_s > 0.0
+    }
+
+    /// How the run's intervals and result are summarised.
+    pub fn summarising(&self) -> Summarising {
+        Summarising {
+            percentiles: self.percentiles.clone(),
+            open_loop: self.is_open_loop(),
+            histogram_ms: self.histogram,
+        }
     }
 
     /// The interval length actually recorded.

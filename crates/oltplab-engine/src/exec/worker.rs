@@ -30,9 +30,6 @@ pub struct Shared {
     pub running: AtomicUsize,
     /// Connections inside an event right now (sysbench's "concurrency" in rate mode).
     pub in_flight: AtomicUsize,
-    /// Events the server answered (done or failed): after the run's end, the grace for the
-    /// workers still waiting counts from the latest answer (run.rs, `END_GRACE`).
-    pub answers: AtomicU64,
     pub stop: Stop,
     /// The first fatal error; it stops the run.
     pub fatal: Mutex<Option<String>>,
@@ -138,8 +135,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
             ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
         };
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        shared.answers.fetch_add(u64::from(outcome.is_some()), Ordering::Relaxed); // None: stopped
-                                                                                   // The end of the event's last statement (the work after it takes nanoseconds).
+        // The end of the event's last statement (the work after it takes nanoseconds).
         let end = if outcome.is_some() { ctx.clock.last() } else { Instant::now() };
         let timing = EventTiming {
             response_ns: (end - intended.unwrap_or(start)).as_nanos() as u64,

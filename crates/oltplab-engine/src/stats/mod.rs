@@ -11,7 +11,7 @@ mod totals;
 
 pub use clock::{epoch_s, EventClock};
 pub use histogram::{encode_base64, new_histogram, sysbench_buckets_ms, Histogram, HIGHEST_NS};
-pub use merge::{decode_base64, merge_encoded, Merged};
+pub use merge::{merge_encoded, Decoder, Merged};
 pub use recorder::{Counts, EventTiming, Recorders, Snapshot, LATE_NS};
 pub use summary::LatencySummary;
 pub use totals::{Tally, WorkerTotals};

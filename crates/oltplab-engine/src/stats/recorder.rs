@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::histogram::{new_histogram, Histogram, HIGHEST_NS};
 use super::totals::Tally;
 
 /// Exact counters of an interval or a whole run.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Counts {
     pub transactions: u64,
     pub reads: u64,

@@ -2,12 +2,12 @@
 //! come from the histogram and are clamped into [min, max], so that a percentile
 //! can never exceed the maximum (sysbench's can: its GH-486).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::histogram::Histogram;
 use super::recorder::Counts;
 
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatencySummary {
     pub min: u64,
     pub mean: f64,

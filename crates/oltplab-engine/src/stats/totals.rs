@@ -26,7 +26,7 @@ impl Tally {
 }
 
 /// What one connection did over the run: sysbench's "Threads fairness" inputs.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct WorkerTotals {
     pub events: u64,
     pub latency_sum_ns: u64,

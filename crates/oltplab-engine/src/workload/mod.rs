@@ -167,7 +167,7 @@ impl Workload {
 
     /// The workload's own part of the run's summary (`summary.tpcc`), from the measured
     /// histograms of its `kinds()`.
-    pub fn summary(&self, kinds: &[crate::stats::Histogram], measured_s: f64) -> Option<serde_json::Value> {
+    pub fn summary(&self, kinds: &[crate::stats::Histogram], measured_s: f64) -> Option<crate::result::TpccSummary> {
         match self {
             Workload::Tpcc(w) => Some(w.summary(kinds, measured_s)),
             _ => None,

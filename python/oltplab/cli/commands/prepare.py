@@ -4,31 +4,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from oltplab import runner
 from oltplab._types import Json
 from oltplab.catalog import load_catalog
 from oltplab.cli import exitcodes
 from oltplab.cli.display import PrepareDisplay, banner
-from oltplab.cli.parser import VerbArgs, parse_verb
+from oltplab.cli.parser import parse_verb
 from oltplab.cli.progress import StatusLine
 from oltplab.redact import redact_url
-
-
-def _distributed(parsed: VerbArgs, display: PrepareDisplay) -> Json:
-    from oltplab.distributed import cluster
-
-    cluster.require_ray()
-    from oltplab.distributed.prepare import prepare
-
-    assert parsed.ray is not None
-    return prepare(
-        parsed.workload,
-        parsed.db,
-        parsed.options,
-        ray_address=parsed.ray,
-        clients=parsed.clients,
-        on_event=display.on_event,
-    )
+from oltplab.runners import runner_for
 
 
 def prepared_what(workload: str, options: Mapping[str, Any], result: Json) -> str:
@@ -50,12 +33,8 @@ def main(args: list[str]) -> int:
     status = StatusLine(sys.stderr)
     display = PrepareDisplay(sys.stdout, status)
     try:
-        if parsed.ray is not None:
-            result = _distributed(parsed, display)
-        else:
-            result = runner.prepare(
-                parsed.workload, parsed.db, parsed.options, on_event=display.on_event
-            )
+        load = runner_for(parsed.ray, parsed.clients)
+        result = load.prepare(parsed.workload, parsed.db, parsed.options, on_event=display.on_event)
     finally:
         display.done()
     where = redact_url(parsed.db) if parsed.db else "the default SQLite database"

@@ -11,6 +11,7 @@ from oltplab.exceptions import ConfigError
 from oltplab.report.html import model
 from oltplab.report.html.charts.common import ReportChart
 from oltplab.report.html.charts.distribution import boxplot_chart
+from oltplab.report.html.charts.latency_throughput import latency_throughput_chart
 from oltplab.report.html.charts.scaling import scaling_charts
 from oltplab.report.html.charts.spectrum import spectrum_chart
 from oltplab.report.html.charts.statements import statement_chart
@@ -126,8 +127,13 @@ def _scaling(data: model.ReportData, configs: list[str]) -> Section:
     charts = []
     for workload, found in data.sweeps.items():
         charts += scaling_charts(workload, found, configs, data.colours, data.level)
+    for workload, points in data.rate_sweeps.items():
+        closed = data.closed_points(workload)
+        charts.append(latency_throughput_chart(workload, points, closed, configs, data.colours))
     intro = (
-        "" if charts else '<p class="note">One connection count per workload: no scaling chart.</p>'
+        ""
+        if charts
+        else '<p class="note">One connection count (or rate) per workload: no scaling chart.</p>'
     )
     return Section("scaling", "Scaling", intro, tuple(charts))
 

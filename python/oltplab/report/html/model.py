@@ -11,7 +11,7 @@ from oltplab.analysis import sameness
 from oltplab.analysis.compare import Comparison, compare
 from oltplab.analysis.relative import RelativeTable, relative_table
 from oltplab.analysis.run_analysis import PartAnalysis, RunAnalysis, analyse, server_label
-from oltplab.analysis.sweep import Sweep, sweep
+from oltplab.analysis.sweep import RatePoint, Sweep, SweepPoint, rate_sweep, sweep
 from oltplab.documents.lab import LabDocument
 from oltplab.exceptions import ConfigError
 from oltplab.report.html.inputs import Inputs
@@ -123,6 +123,21 @@ class ReportData:
                 continue
             out[workload] = sweep([r.analysis for r in mine], level=self.level)
         return out
+
+    @cached_property
+    def rate_sweeps(self) -> dict[str, tuple[RatePoint, ...]]:
+        """Per workload run in open loop at several rates."""
+        out = {}
+        for workload in self.workloads:
+            mine = [r for r in self.runs if r.workload == workload and r.rate_per_s]
+            if len({r.rate_per_s for r in mine}) >= 2:
+                out[workload] = rate_sweep([r.analysis for r in mine], level=self.level)
+        return out
+
+    def closed_points(self, workload: str) -> tuple[SweepPoint, ...]:
+        """A workload's closed-loop points, one connection count or more (no fit needed)."""
+        mine = [r.analysis for r in self.runs if r.workload == workload and not r.rate_per_s]
+        return sweep(mine, level=self.level).points if mine else ()
 
     @cached_property
     def relative(self) -> RelativeTable | None:

@@ -159,7 +159,7 @@ def relative_html(rel: RelativeTable) -> str:
     body = []
     for row in rel.rows:
         cells = text(row.workload) + number(row.threads)
-        cells += number(row.rate_per_s) if rel.by_rate else ""
+        cells += number(row.rate_per_s or None) if rel.by_rate else ""
         cells += number(row.baseline)
         for server in rel.servers:
             m = row.ratios.get(server)

@@ -212,7 +212,7 @@ impl Tpcc {
         Ok(())
     }
 
-    pub fn summary(&self, kinds: &[crate::stats::Histogram], measured_s: f64) -> serde_json::Value {
+    pub fn summary(&self, kinds: &[crate::stats::Histogram], measured_s: f64) -> crate::result::TpccSummary {
         summary::summary(self, kinds, measured_s)
     }
 }

@@ -12,7 +12,7 @@ use crate::rand::Rng;
 pub const C_LAST_LOAD: u32 = 157;
 
 /// The run's three C constants, shared by all terminals of a run (clause 2.1.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CRun {
     pub c_last: u32,
     pub c_id: u32,

@@ -121,6 +121,12 @@ pub fn foreign_keys(t: u32) -> Vec<String> {
 const DROP_ORDER: [&str; 9] =
     ["order_line", "new_orders", "history", "orders", "customer", "district", "stock", "item", "warehouse"];
 
+/// MySQL/MariaDB: one `ANALYZE TABLE` of every table of set `t`.
+pub fn analyze_tables(t: u32) -> String {
+    let names: Vec<String> = DROP_ORDER.iter().map(|name| format!("{name}{t}")).collect();
+    format!("ANALYZE TABLE {}", names.join(", "))
+}
+
 /// DROP statements of table set `t`, children first (foreign keys).
 pub fn drop_tables(dialect: Dialect, t: u32) -> Vec<String> {
     let cascade = if dialect == Dialect::Postgres { " CASCADE" } else { "" };

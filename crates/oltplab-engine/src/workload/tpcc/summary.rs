@@ -3,8 +3,9 @@
 //! per warehouse ceiling of think-time runs, and per type its count, rollbacks, errors and
 //! latency, all from the measured (post-warm-up) histograms.
 
-use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
 
+use crate::result::{TpccConstants, TpccLatencyMs, TpccSummary, TpccType};
 use crate::stats::Histogram;
 
 use super::terminal::TxType;
@@ -17,56 +18,56 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-fn latency_ms(h: &Histogram) -> Json {
+fn latency_ms(h: &Histogram) -> TpccLatencyMs {
     if h.is_empty() {
-        return json!({"min": 0.0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p95": 0.0, "p99": 0.0, "p99.9": 0.0, "max": 0.0});
+        return TpccLatencyMs::default();
     }
     let at = |q: f64| ms(h.value_at_quantile(q).clamp(h.min(), h.max()));
-    json!({
-        "min": ms(h.min()),
-        "mean": h.mean() / 1e6,
-        "p50": at(0.50),
-        "p90": at(0.90),
-        "p95": at(0.95),
-        "p99": at(0.99),
-        "p99.9": at(0.999),
-        "max": ms(h.max()),
-    })
+    TpccLatencyMs {
+        min: ms(h.min()),
+        mean: h.mean() / 1e6,
+        p50: at(0.50),
+        p90: at(0.90),
+        p95: at(0.95),
+        p99: at(0.99),
+        p99_9: at(0.999),
+        max: ms(h.max()),
+    }
 }
 
-pub fn summary(w: &Tpcc, kinds: &[Histogram], measured_s: f64) -> Json {
+pub fn summary(w: &Tpcc, kinds: &[Histogram], measured_s: f64) -> TpccSummary {
     let count = |kind: usize| kinds.get(kind).map_or(0, Histogram::len);
     let minutes = measured_s.max(1e-9) / 60.0;
     let total: u64 = TxType::ALL.iter().map(|&t| count(t as usize)).sum();
     let tpmc = count(TxType::NewOrder as usize) as f64 / minutes;
-    let mut by_type = serde_json::Map::new();
-    for t in TxType::ALL {
-        let i = t as usize;
-        let rollbacks = if t == TxType::NewOrder { count(ROLLBACK_KIND) } else { 0 };
-        by_type.insert(
-            t.label().to_string(),
-            json!({
-                "count": count(i),
-                "share_pct": if total > 0 { 100.0 * count(i) as f64 / total as f64 } else { 0.0 },
-                "rollbacks": rollbacks,
-                "errors": count(ERROR_KIND + i),
-                "latency_ms": kinds.get(i).map_or(Json::Null, latency_ms),
-            }),
-        );
-    }
+    let by_type: BTreeMap<String, TpccType> = TxType::ALL
+        .iter()
+        .map(|&t| {
+            let i = t as usize;
+            let kind = TpccType {
+                count: count(i),
+                share_pct: if total > 0 { 100.0 * count(i) as f64 / total as f64 } else { 0.0 },
+                rollbacks: if t == TxType::NewOrder { count(ROLLBACK_KIND) } else { 0 },
+                errors: count(ERROR_KIND + i),
+                latency_ms: kinds.get(i).map(latency_ms).unwrap_or_default(),
+            };
+            (t.label().to_string(), kind)
+        })
+        .collect();
     let ceiling = TPMC_PER_WAREHOUSE_CEILING * f64::from(w.warehouses * w.sets);
-    json!({
-        "label": "TPC-C-like, unaudited",
-        "tpmC": tpmc,
-        "tpm_total": total as f64 / minutes,
-        "efficiency": if w.think_time { Json::from(tpmc / ceiling) } else { Json::Null },
-        "warehouses": w.warehouses,
-        "table_sets": w.sets,
-        "think_time": if w.think_time { "spec" } else { "off" },
-        "weights": w.weights,
-        "c_last_load": super::random::C_LAST_LOAD,
-        "c_run": w.c_run,
-        "delivery_skipped_districts": count(SKIPPED_KIND),
-        "by_type": by_type,
-    })
+    let c = w.c_run;
+    TpccSummary {
+        label: "TPC-C-like, unaudited".to_string(),
+        tpmc,
+        tpm_total: total as f64 / minutes,
+        efficiency: w.think_time.then(|| tpmc / ceiling),
+        warehouses: w.warehouses,
+        table_sets: w.sets,
+        think_time: if w.think_time { "spec" } else { "off" }.to_string(),
+        weights: w.weights,
+        c_last_load: super::random::C_LAST_LOAD,
+        c_run: TpccConstants { c_last: c.c_last, c_id: c.c_id, ol_i_id: c.ol_i_id },
+        delivery_skipped_districts: count(SKIPPED_KIND),
+        by_type,
+    }
 }
