@@ -28,6 +28,8 @@ from tests.distributed.conftest import RayCluster
 from tests.drivers.counters import delta, mariadb_status
 from tests.test_schema import validate
 
+pytestmark = pytest.mark.serial  # a 3-node Ray cluster takes the whole machine
+
 TABLES, TABLE_SIZE = 3, 500
 DATA = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
 NS_PER_MS = 1e6
