@@ -8,7 +8,12 @@ BIN := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help deps install build-dev build-release format docs lint test-rust test-py test
+# Parallel pytest processes (scripts/test-phases): the tests mostly wait on servers and sleeps;
+# measured on 2 cores in the README's Development section.
+export PYTEST_WORKERS ?= 3
+WITH_SERVERS := $(BIN)/python -m tests.servers.with_servers -- scripts/test-phases
+
+.PHONY: help free-disk deps install build-dev build-release format docs lint test-rust test-py test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-14s %s\n",$$1,$$2}'
@@ -16,6 +21,9 @@ help: ## list the targets
 $(BIN)/python:
 	python3 -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+
+free-disk: ## fail at once, saying so, when the disk is too full for a fresh clone's make test
+	python3 -m tests.servers.disk
 
 deps: ## install MariaDB, PostgreSQL and sysbench from Debian's packages when missing
 	scripts/install-test-deps.sh
@@ -47,9 +55,10 @@ lint: build-dev ## rustfmt --check, clippy -D warnings, no module cycles, ruff, 
 	$(BIN)/python -m mypy.stubtest oltplab._core
 
 test-rust: deps build-dev ## engine unit and integration tests (with private MariaDB and PostgreSQL)
-	$(BIN)/python -m tests.servers.with_servers -- cargo test -p oltplab-engine
+	$(WITH_SERVERS) rust
 
-test-py: deps build-dev ## pytest (SQLite files, private MariaDB and PostgreSQL; exit 5, no tests, fails)
-	$(BIN)/pytest
+test-py: deps build-dev ## pytest: parallel, then the `serial` tests (exit 5, no tests, fails)
+	$(WITH_SERVERS) parallel serial
 
-test: deps lint test-rust test-py ## everything CI runs
+test: free-disk deps lint ## everything CI runs: lints, then every test under one pair of servers
+	$(WITH_SERVERS) rust parallel serial

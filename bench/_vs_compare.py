@@ -61,7 +61,9 @@ def pairs_of(runs: Sequence[Run], config: Config) -> list[tuple[Run, Run]]:
     by_pair: dict[int, dict[str, Run]] = {}
     for r in mine:
         by_pair.setdefault(r.pair, {})[r.tool] = r
-    return [(d["oltplab"], d["sysbench"]) for _, d in sorted(by_pair.items()) if len(d) == 2]
+    # --before adds a third tool, --no-sysbench leaves one out: pairs need both of these two.
+    both = [d for _, d in sorted(by_pair.items()) if "oltplab" in d and "sysbench" in d]
+    return [(d["oltplab"], d["sysbench"]) for d in both]
 
 
 def configs_of(runs: Sequence[Run]) -> list[Config]:
@@ -151,4 +153,6 @@ def prepare_pairs(prepares: Sequence[Run], engine: str) -> list[tuple[Run, Run]]
     for p in prepares:
         if p.engine == engine and p.ok:
             by_pair.setdefault(p.pair, {})[p.tool] = p
-    return [(d["oltplab"], d["sysbench"]) for _, d in sorted(by_pair.items()) if len(d) == 2]
+    # --before adds a third tool, --no-sysbench leaves one out: pairs need both of these two.
+    both = [d for _, d in sorted(by_pair.items()) if "oltplab" in d and "sysbench" in d]
+    return [(d["oltplab"], d["sysbench"]) for d in both]

@@ -217,10 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs, prepares, facts = from_json(args.from_json)
     else:
         runs, prepares, facts = measure(args, argv)
-    text = report(runs, prepares)
-    if any(r.tool == BEFORE for r in runs):
-        text += "\n" + before_after_table(runs)
-    print(text)
+    # Before the report: a report that fails must not lose the measurements.
     if args.json:
         doc = {
             "facts": facts,
@@ -230,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "goals": [asdict(g) | {"met": g.met} for g in goals(runs, prepares)],
         }  # fmt: skip
         args.json.write_text(json.dumps(doc, indent=2) + "\n")
+    text = report(runs, prepares)
+    if any(r.tool == BEFORE for r in runs):
+        text += "\n" + before_after_table(runs)
+    print(text)
     if args.write_docs:
         settings = facts["server_settings"]
         if isinstance(settings, dict):

@@ -10,9 +10,19 @@ by tests/servers/settings.py); tests reach them through `.url` (TCP), `.socket_u
 created empty, once per test module. A server that cannot start fails its tests, never skips
 them. `server_dir` is a fresh directory a test's own server can run from. All of them live
 under `servers_root` (see there why not in pytest's temporary directories).
+
+Shared servers: under tests/servers/with_servers.py (as `make test` runs pytest), the session's
+`mariadb` and `postgres` are the ones it started (OLTPLAB_TEST_SERVERS_DIR), shared with the
+engine's Rust tests, which ran before. With parallel processes (pytest-xdist) only the first
+worker takes them: the others start their own, because a module's fixture empties `sbtest`,
+which must never happen under another process' test. Tests marked `serial` (timing-sensitive,
+machine-filling) run in a phase of their own after the parallel one: see the README's
+Development section.
 """
 
+import contextlib
 import importlib.util
+import os
 import shutil
 import sys
 import tempfile
@@ -28,6 +38,7 @@ if importlib.util.find_spec("oltplab") is None:  # a checkout where `maturin dev
 
 from oltplab import engine  # noqa: E402
 from oltplab.catalog import load_catalog  # noqa: E402
+from oltplab.documents.lab import SNAPSHOTS_DIR  # noqa: E402
 from oltplab.exceptions import OltpLabError  # noqa: E402
 from oltplab.servers import (  # noqa: E402
     ManagedServer,
@@ -38,9 +49,21 @@ from oltplab.servers import (  # noqa: E402
 )
 from oltplab.servers.state import STATE_FILE  # noqa: E402
 from tests.fakecore import FakeCore  # noqa: E402
-from tests.servers.settings import PG_TEST_SERVER_SETTINGS, TEST_SERVER_SETTINGS  # noqa: E402
+from tests.servers.disk import TESTS_GB, free_disk_problem  # noqa: E402
+from tests.servers.settings import (  # noqa: E402
+    PG_TEST_SERVER_SETTINGS,
+    SHARED_SERVERS_ENV,
+    TEST_SERVER_SETTINGS,
+)
 
 Server = TypeVar("Server", bound=ManagedServer)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with a `slow` test first, each still whole and in order: parallel processes
+    (`--dist loadfile`) then take the longest modules early instead of finishing on them."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
 
 
 @pytest.fixture
@@ -71,12 +94,15 @@ def servers_root(
     as the `mysql` and `postgres` accounts, which must reach their files. Removed at the
     end; when a test failed, everything but the data directories is kept (logs, configs)."""
     root = Path(tempfile.mkdtemp(prefix="oltplab-servers-"))
+    problem = free_disk_problem(root, TESTS_GB)
+    if problem is not None:  # else every test after the disk filled fails, each its own way
+        root.rmdir()
+        pytest.exit(problem, returncode=2)
     root.chmod(0o711)  # search, not read
     (tmp_path_factory.getbasetemp() / "servers").symlink_to(root)
     yield root
     if request.session.testsfailed:
-        for state in root.glob("**/server.json"):
-            shutil.rmtree(state.parent / "data", ignore_errors=True)
+        discard_data(root)
     else:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -84,13 +110,21 @@ def servers_root(
 @pytest.fixture(scope="session")
 def mariadb(servers_root: Path) -> Iterator[MariaDBServer]:
     """The session's MariaDB (Debian's), on a loopback port of its own."""
-    yield from _serve(MariaDBServer, servers_root / "mariadb")
+    shared = _shared_servers_dir()
+    if shared is not None:
+        yield _adopt(MariaDBServer, shared / "mariadb")
+    else:
+        yield from _serve(MariaDBServer, servers_root / "mariadb")
 
 
 @pytest.fixture(scope="session")
 def postgres(servers_root: Path) -> Iterator[PostgresServer]:
     """The session's PostgreSQL (Debian's), on a loopback port of its own."""
-    yield from _serve(PostgresServer, servers_root / "postgresql", PG_TEST_SERVER_SETTINGS)
+    shared = _shared_servers_dir()
+    if shared is not None:
+        yield _adopt(PostgresServer, shared / "postgresql")
+    else:
+        yield from _serve(PostgresServer, servers_root / "postgresql", PG_TEST_SERVER_SETTINGS)
 
 
 @pytest.fixture(scope="module")
@@ -110,13 +144,37 @@ def postgres_empty_db(postgres: PostgresServer) -> PostgresServer:
 @pytest.fixture
 def server_dir(servers_root: Path) -> Iterator[Path]:
     """A fresh directory for a test's own server (the server creates it); a server the
-    test left running there is stopped afterwards."""
+    test left running there is stopped afterwards, and its data removed."""
+    with fresh_server_dir(servers_root) as path:
+        yield path
+
+
+@pytest.fixture(scope="module")
+def module_server_dir(servers_root: Path) -> Iterator[Path]:
+    """`server_dir` for a module's own server."""
+    with fresh_server_dir(servers_root) as path:
+        yield path
+
+
+@contextlib.contextmanager
+def fresh_server_dir(servers_root: Path) -> Iterator[Path]:
+    """`server_dir` as a context manager (for fixtures with parameters)."""
     parent = Path(tempfile.mkdtemp(prefix="t", dir=servers_root))  # short: socket paths
     parent.chmod(0o711)
-    path = parent / "server"
-    yield path
-    if (path / STATE_FILE).exists():
-        open_server(path).stop()
+    yield parent / "server"
+    discard_data(parent)
+
+
+def discard_data(path: Path) -> None:
+    """Stops the servers under `path` and removes their data and lab snapshots, the bulk of
+    what a test leaves (the logs and configs stay for a failure's post-mortem): kept until
+    the session's end, they filled the disk."""
+    for state in path.glob(f"**/{STATE_FILE}"):
+        with contextlib.suppress(OltpLabError):  # a test's deliberately broken server
+            open_server(state.parent).stop()
+        shutil.rmtree(state.parent / "data", ignore_errors=True)
+    for snapshots in path.glob(f"**/{SNAPSHOTS_DIR}"):
+        shutil.rmtree(snapshots, ignore_errors=True)
 
 
 def _serve(
@@ -134,3 +192,19 @@ def _serve(
         yield server
     finally:
         server.stop()
+
+
+def _shared_servers_dir() -> Path | None:
+    """with_servers' directory when this process is the one that takes its servers."""
+    given = os.environ.get(SHARED_SERVERS_ENV)
+    if given and os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
+        return Path(given)
+    return None
+
+
+def _adopt(cls: type[Server], base_dir: Path) -> Server:
+    """A running server another process started (and will stop)."""
+    server = open_server(base_dir)
+    if not isinstance(server, cls) or not server.is_running():
+        pytest.fail(f"no running {cls.display_name} in {base_dir} ({SHARED_SERVERS_ENV})")
+    return server

@@ -71,8 +71,8 @@ class RayCluster:
         self.cluster.shutdown()  # type: ignore[no-untyped-call]
 
 
-@pytest.fixture(scope="session")
-def ray_cluster() -> Iterator[RayCluster]:
+@pytest.fixture(scope="package")  # not the session's: its raylets would idle on through the
+def ray_cluster() -> Iterator[RayCluster]:  # timing tests after tests/distributed
     os.environ.update(RAY_ENV)
     cluster = RayCluster()
     try:

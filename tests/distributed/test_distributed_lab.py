@@ -19,6 +19,8 @@ from oltplab.servers import MariaDBServer
 from tests.distributed.conftest import RayCluster, oltplab
 from tests.test_schema import validate
 
+pytestmark = pytest.mark.serial  # a 3-node Ray cluster takes the whole machine
+
 TABLES, TABLE_SIZE = 2, 300
 DATA = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
 MARKER = "oltplab_unfinished_prepare"

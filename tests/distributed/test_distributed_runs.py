@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from oltplab.servers import MariaDBServer
 from tests.distributed.conftest import RayCluster
 from tests.drivers.counters import delta, mariadb_status
 from tests.test_schema import validate
+
+pytestmark = pytest.mark.serial  # a 3-node Ray cluster takes the whole machine
 
 TABLES, TABLE_SIZE = 3, 500
 DATA = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
@@ -227,11 +230,16 @@ def test_open_loop_holds_the_total_rate_and_shows_a_pause(
     )  # fmt: skip
     pause.thread.join()
     assert done.returncode == 0, done.stderr
-    summary = manifest(out)["summary"]
+    run = manifest(out)
+    summary = run["summary"]
     # Uniform arrivals: the schedule is exact, so this checks the clients kept up with it
-    # (Poisson's own variance at 2,000 arrivals would be 2.2%).
+    # (Poisson's own variance at 2,000 arrivals would be 2.2%), both starting on time.
+    assert "client_started_late" not in run["flags"], run["distributed"]["clients"]
     assert abs(summary["transactions"] / 5.0 - rate) / rate < 0.03
-    assert abs(summary["tps"] - rate) / rate < 0.03
+    # tps is over the run's duration: the 5 s of arrivals and the wait for the last answers
+    # (up to half a second on a loaded host), as in one process.
+    assert summary["duration_s"] > 4.95  # the clients' clocks are aligned to a few ms
+    assert summary["tps"] == pytest.approx(summary["transactions"] / summary["duration_s"])
     assert [manifest(out / "clients" / str(i))["load"]["rate_per_s"] for i in range(2)] == [
         rate / 2,
         rate / 2,
@@ -325,8 +333,10 @@ def test_a_lost_node_is_recorded_and_the_run_goes_on(
     try:
         _wait_for_rows(out, proc, 2)
         victim = ray_cluster.workers[-1]
+        removed_at = time.time()
         ray_cluster.cluster.remove_node(victim, allow_graceful=False)
         code = proc.wait(timeout=90)
+        exited_at = time.time()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -338,7 +348,10 @@ def test_a_lost_node_is_recorded_and_the_run_goes_on(
     assert "client_lost" in merged["flags"]
     [loss] = merged["distributed"]["losses"]
     assert loss["threads"] == 1
-    assert 1.0 < loss["at_s"] < 6.0
+    # Recorded when Ray reported the node gone: after the removal, before the run ended
+    # (Ray's detection takes seconds more on a loaded host, so not necessarily within --time).
+    start = datetime.fromisoformat(merged["distributed"]["start_at"]).timestamp()
+    assert removed_at - start - 0.01 <= loss["at_s"] <= exited_at - start, removed_at - start
     survivors = [c for c in merged["distributed"]["clients"] if not c["lost"]]
     assert len(survivors) == 2
     assert all(c["stop_reason"] == "time" for c in survivors)

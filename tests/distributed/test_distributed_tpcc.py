@@ -15,6 +15,8 @@ from oltplab.servers import MariaDBServer
 from tests.distributed.conftest import RayCluster, oltplab
 from tests.test_schema import validate
 
+pytestmark = pytest.mark.serial  # a 3-node Ray cluster takes the whole machine
+
 WAREHOUSES = 2
 DATA = [f"--warehouses={WAREHOUSES}"]
 

@@ -14,7 +14,6 @@ import contextlib
 import math
 import os
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -32,6 +31,8 @@ from oltplab.documents.run import Summary
 from oltplab.runner import RunResult
 from oltplab.servers import MariaDBServer, ServerSettings
 from tests.known import known
+
+pytestmark = pytest.mark.serial  # open-loop timing: a busy machine delays the client
 
 RATE = 200  # arrivals per second: far below what 8 connections serve (~40,000/s here)
 THREADS = 8
@@ -142,13 +143,11 @@ class Paused:
 
 
 @pytest.fixture(scope="module")
-def server(servers_root: Path) -> Iterator[MariaDBServer]:
+def server(module_server_dir: Path) -> Iterator[MariaDBServer]:
     """A MariaDB of this module's own (as `server_dir`, but for the module), prepared with
     1 table x 1,000 rows."""
-    parent = Path(tempfile.mkdtemp(prefix="t", dir=servers_root))  # short: socket paths
-    parent.chmod(0o711)
     small = ServerSettings(max_connections=50, variables={"innodb_buffer_pool_size": "32M"})
-    with MariaDBServer(parent / "server", small) as server:
+    with MariaDBServer(module_server_dir, small) as server:
         oltplab.prepare("oltp_point_select", db=server.url, **DATA)
         yield server
 

@@ -9,7 +9,6 @@ the rate on either side of a boundary): only the waits say it happened, and how 
 Each engine gets a server of this module's own: a paused shared server would freeze the
 other tests."""
 
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,10 @@ import oltplab
 from oltplab.analysis.run_analysis import analyse
 from oltplab.servers import MariaDBServer, PostgresServer, ServerSettings
 from oltplab.servers.base import ManagedServer
+from tests.conftest import fresh_server_dir
 from tests.drivers.test_pause import Pauser
+
+pytestmark = pytest.mark.serial  # stall lengths measured against the signals' clock
 
 PAUSE_AT_S = 2.3
 PAUSE_S = 1.4
@@ -32,9 +34,10 @@ DATA: dict[str, Any] = {"tables": 1, "table_size": 1000}
 
 
 def _server(cls: type[ManagedServer], servers_root: Path) -> Iterator[ManagedServer]:
-    parent = Path(tempfile.mkdtemp(prefix="t", dir=servers_root))  # short: socket paths
-    parent.chmod(0o711)
-    with cls(parent / "server", ServerSettings(max_connections=50)) as server:
+    with (
+        fresh_server_dir(servers_root) as server_dir,
+        cls(server_dir, ServerSettings(max_connections=50)) as server,
+    ):
         oltplab.prepare("oltp_point_select", db=server.url, **DATA)
         yield server
 

@@ -91,6 +91,7 @@ def target(
     oltplab.cleanup("tpcc", t.url, scale=2)
 
 
+@pytest.mark.slow
 def test_prepare_loads_the_spec_population_and_every_condition_holds(target: Target) -> None:
     counts = target.ints(
         "SELECT "
@@ -246,6 +247,7 @@ def test_a_terminal_never_leaves_its_home_warehouse(target: Target, tmp_path: Pa
     assert after[2] > before[2]  # and some of its payments were for warehouse 2's customers
 
 
+@pytest.mark.slow
 def test_a_half_done_load_is_refused_then_reloaded(tmp_path: Path) -> None:
     url = f"sqlite://{tmp_path / 'half.db'}"
     oltplab.prepare("tpcc", url, scale=1)

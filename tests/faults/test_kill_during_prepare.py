@@ -22,6 +22,7 @@ DATA = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}", "--threads=1"]
 PREPARE_TIMEOUT_S = 180
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_kill_during_prepare_then_prepare_again(engine: str, server_dir: Path) -> None:
     cwd = server_dir.parent

@@ -1,9 +1,10 @@
 """Fault: the server is SIGSTOPped (frozen: connections open, nothing answered) for longer
 than the run. The run must end at its time limit, not hang (sysbench waits for ever): the
-engine gives connections still waiting 10 s after the end (END_GRACE, exec/run.rs), then
-abandons them. The run exits 1, and its directory says what happened: complete false,
-stop_reason "error", the error naming the connections that got no answer, and every interval
-up to the time limit kept, the frozen ones empty. SIGCONT is sent whatever happens.
+engine gives a server that answers none of the connections still waiting 10 s after the end
+(END_GRACE, exec/run.rs), then abandons them. The run exits 1, and its directory says what
+happened: complete false, stop_reason "error", the error naming the connections that got no
+answer, and every interval up to the time limit kept, the frozen ones empty. SIGCONT is sent
+whatever happens.
 """
 
 import contextlib

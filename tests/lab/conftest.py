@@ -7,20 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.documents.lab import SERVERS_DIR
-from oltplab.servers import open_server
-from oltplab.servers.state import STATE_FILE
+from tests.conftest import discard_data
 
 _counter = itertools.count()
 
 
 @pytest.fixture
 def lab_dir(servers_root: Path) -> Iterator[Path]:
-    """A new lab directory (not created); servers left running in it are stopped after."""
+    """A new lab directory (not created); servers left running in it are stopped after, and
+    their data and the lab's snapshots removed."""
     path = servers_root / f"lab-{next(_counter)}"
     yield path
-    for state in (path / SERVERS_DIR).glob(f"*/{STATE_FILE}"):
-        open_server(state.parent).stop()
+    discard_data(path)
 
 
 def write_lab(path: Path, text: str) -> Path:

@@ -16,8 +16,8 @@ from oltplab.cli.main import main
 from oltplab.documents.lab import read_lab_document
 from oltplab.lab.summary import estimate
 from oltplab.rundir import load_run
-from oltplab.servers import MariaDBServer, open_server
-from tests.conftest import ROOT
+from oltplab.servers import MariaDBServer
+from tests.conftest import ROOT, discard_data
 from tests.known import known
 from tests.report.images import assert_drawn_images
 
@@ -44,8 +44,7 @@ def threadpool_lab(servers_root: Path, mariadb: MariaDBServer) -> Iterator[tuple
     )
     assert done.returncode == 0, done.stderr
     yield lab_dir, done.stdout
-    for state in (lab_dir / "servers").glob("*/server.json"):
-        open_server(state.parent).stop()
+    discard_data(lab_dir)
 
 
 @pytest.mark.slow

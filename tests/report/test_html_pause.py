@@ -2,7 +2,6 @@
 the report's timeline marks the stall where the server stopped and resumed, read from the
 chart's own data, and its tps line drops to zero there."""
 
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,8 @@ from oltplab.report.html import build_report
 from oltplab.servers import MariaDBServer, ServerSettings
 from tests.drivers.test_pause import Pauser
 
+pytestmark = pytest.mark.serial  # a stall's start measured against the signal's clock
+
 THREADS = 4
 TIME_S = 10.0  # 20 half-second intervals: enough for MSER-5 to judge
 INTERVAL_S = 0.5
@@ -22,12 +23,10 @@ EDGE_S = 0.05  # interval edges vs. the signals: the engine's clock starts a lit
 
 
 @pytest.fixture(scope="module")
-def server(servers_root: Path) -> Iterator[MariaDBServer]:
+def server(module_server_dir: Path) -> Iterator[MariaDBServer]:
     """A MariaDB of this module's own: SIGSTOP would freeze every test sharing the session's."""
-    parent = Path(tempfile.mkdtemp(prefix="t", dir=servers_root))  # short: socket paths
-    parent.chmod(0o711)
     small = ServerSettings(max_connections=50, variables={"innodb_buffer_pool_size": "32M"})
-    with MariaDBServer(parent / "server", small) as server:
+    with MariaDBServer(module_server_dir, small) as server:
         oltplab.prepare("oltp_point_select", db=server.url, tables=1, table_size=1000)
         yield server
 

@@ -12,3 +12,7 @@ TEST_SERVER_SETTINGS = ServerSettings(max_connections=2200, tls=True)
 PG_TEST_SERVER_SETTINGS = replace(
     TEST_SERVER_SETTINGS, variables={"shared_preload_libraries": "pg_stat_statements"}
 )
+
+# Where with_servers.py's running servers are (its `mariadb` and `postgresql` subdirectories),
+# for pytest to take instead of starting its own (tests/conftest.py).
+SHARED_SERVERS_ENV = "OLTPLAB_TEST_SERVERS_DIR"

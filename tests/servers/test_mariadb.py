@@ -52,11 +52,17 @@ def test_redacted_url_hides_the_password(mariadb: MariaDBServer) -> None:
 def test_settings_are_in_effect(mariadb: MariaDBServer) -> None:
     [row] = mariadb.query(
         "SELECT @@max_connections, @@max_prepared_stmt_count, @@bind_address, "
-        "@@skip_name_resolve, @@open_files_limit"
+        "@@skip_name_resolve, @@open_files_limit, @@tmpdir"
     )
     max_connections = mariadb.settings.max_connections
     assert row[:4] == [str(max_connections), str(max_connections * 128), "127.0.0.1", "1"]
     assert int(row[4]) > max_connections
+    assert row[5] == str(mariadb.run_dir)  # temporary tables stay out of the shared /tmp
+    [[count]] = mariadb.query(
+        "SELECT COUNT(*) FROM (SELECT table_name FROM information_schema.tables "
+        "GROUP BY table_name ORDER BY MAX(create_time)) AS t"
+    )  # an information_schema query that needs a temporary table works there
+    assert int(count) > 0
 
 
 def test_listens_on_loopback_only(mariadb: MariaDBServer) -> None:

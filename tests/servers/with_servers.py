@@ -1,11 +1,14 @@
-"""Runs a command with private MariaDB and PostgreSQL servers, for tests outside pytest (the
-engine's Rust integration tests), as `make test-rust` does:
+"""Runs a command with private MariaDB and PostgreSQL servers, as `make test` runs the engine's
+Rust tests and pytest:
 
+    python -m tests.servers.with_servers -- scripts/test-phases rust parallel serial
     python -m tests.servers.with_servers -- cargo test -p oltplab-engine
 
 The command finds the servers in OLTPLAB_TEST_MYSQL_URL, OLTPLAB_TEST_PG_URL and
-OLTPLAB_TEST_PG_TLS_URL. They are stopped when it ends, whatever the ending, and their
-directory is removed; when the command failed, all but the data directories is kept.
+OLTPLAB_TEST_PG_TLS_URL, and pytest (tests/conftest.py) in OLTPLAB_TEST_SERVERS_DIR, so that
+one pair serves every phase of `make test` (scripts/test-phases). They are stopped when it
+ends, whatever the ending, and their directory is removed; when the command failed, all but
+the data directories is kept.
 """
 
 import os
@@ -20,7 +23,11 @@ from types import FrameType
 
 from oltplab.exceptions import OltpLabError
 from oltplab.servers import ManagedServer, MariaDBServer, PostgresServer
-from tests.servers.settings import PG_TEST_SERVER_SETTINGS, TEST_SERVER_SETTINGS
+from tests.servers.settings import (
+    PG_TEST_SERVER_SETTINGS,
+    SHARED_SERVERS_ENV,
+    TEST_SERVER_SETTINGS,
+)
 
 USAGE = "usage: python -m tests.servers.with_servers -- COMMAND [ARG...]"
 
@@ -45,6 +52,7 @@ def main(argv: Sequence[str]) -> int:
             "OLTPLAB_TEST_MYSQL_URL": mariadb.url,
             "OLTPLAB_TEST_PG_URL": postgres.url,
             "OLTPLAB_TEST_PG_TLS_URL": postgres.tls_url,
+            SHARED_SERVERS_ENV: str(root),
         }
         code = subprocess.run(list(argv[1:]), env=env, check=False).returncode
     except OltpLabError as e:

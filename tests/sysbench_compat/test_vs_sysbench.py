@@ -17,6 +17,8 @@ from oltplab.servers import MariaDBServer
 from tests.sysbench_compat.shapes import assert_same_structure
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
 
+pytestmark = pytest.mark.serial  # open-loop rates side by side with sysbench
+
 DATA = ["--table-size=1000", "--tables=2"]
 
 

@@ -42,12 +42,18 @@ pub fn joined(what: &str, e: &tokio::task::JoinError) -> EngineError {
     }
 }
 
+/// Tests that panic hold this: the place kept is the process's latest panic, and two tests
+/// panicking at once would take each other's.
+#[cfg(test)]
+pub(crate) static ONE_PANIC_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_caught_panic_names_its_place_not_its_payload() {
+        let _one = ONE_PANIC_AT_A_TIME.blocking_lock();
         install_quiet_hook();
         let r = std::panic::catch_unwind(|| panic!("the password is hunter2"));
         assert!(r.is_err());
@@ -59,6 +65,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_panicked_task_names_no_payload() {
+        let _one = ONE_PANIC_AT_A_TIME.lock().await;
         install_quiet_hook();
         let e = tokio::spawn(async { panic!("hunter2 in a task") }).await.unwrap_err();
         let msg = joined("a worker", &e).to_string();

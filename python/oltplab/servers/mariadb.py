@@ -143,6 +143,11 @@ class MariaDBServer(ManagedServer):
             "socket": str(self.socket_path),
             "pid_file": str(self.pid_file),
             "log_error": str(self.log_file),
+            # Temporary tables' files in the server's own directory, not the shared /tmp: there
+            # other processes' files (a full disk, names left by a killed server) made its
+            # temporary-table creation fail, and 10.11 crashes cleaning up after that failure
+            # (signal 11 in ha_maria::drop_table, MDEV-30118's path).
+            "tmpdir": str(self.run_dir),
             "port": self.port,
             "bind_address": LOOPBACK,
             "skip_name_resolve": None,  # no DNS lookups on connect: accounts name 127.0.0.1

@@ -161,6 +161,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_panic_is_an_error_and_dropping_the_threads_abandons_their_work() {
+        let _one = crate::panics::ONE_PANIC_AT_A_TIME.lock().await;
         crate::panics::install_quiet_hook();
         let threads = EngineThreads::start(1).unwrap();
         let panicked: Handle<()> = threads.spawner().spawn(0, "a panicking job", || async { panic!("hunter2") });
