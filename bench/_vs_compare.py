@@ -103,7 +103,9 @@ def same_work(o: Run, s: Run) -> tuple[bool | None, float]:
 def goals(runs: Sequence[Run], prepares: Sequence[Run]) -> list[Goal]:
     """Issue 22's goals, on loopback TCP (the socket rows are reported beside them)."""
     out = []
-    cpu_of, tps_of, rss_of, setup_of = (m[1] for m in METRICS[:4])
+    read = {label: get for label, get, _ in METRICS}  # by name: the order is the table's
+    tps_of, cpu_of = read["tps"], read["client CPU/txn µs"]
+    rss_of, setup_of = read["peak RSS MB"], read["set-up s"]
     for config in configs_of(runs):
         engine, workload, threads, transport = config
         if transport != "tcp":
