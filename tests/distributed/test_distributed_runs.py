@@ -341,6 +341,7 @@ def test_a_lost_node_is_recorded_and_the_run_goes_on(
         if proc.poll() is None:
             proc.kill()
         ray_cluster.workers[-1] = ray_cluster.cluster.add_node(**_node_args())
+        ray_cluster.cluster.wait_for_nodes(timeout=120)  # the victim seen dead by Ray
     stderr = (tmp_path / "logs" / "stderr").read_text()
     assert code == 1, stderr
     merged = manifest(out)

@@ -81,8 +81,11 @@ def connect(address: str) -> Any:
 
 
 def node_count(ray: Any) -> int:
-    """The default --clients: one per live node."""
-    return max(1, sum(1 for n in ray.nodes() if n.get("Alive")))
+    """The default --clients: one per live node, and no more than the cluster's CPUs (a node
+    that just died is still listed alive until Ray's health check notices, its CPUs gone)."""
+    alive = sum(1 for n in ray.nodes() if n.get("Alive"))
+    cpus = int(ray.cluster_resources().get("CPU", alive))
+    return max(1, min(alive, cpus))
 
 
 @dataclass

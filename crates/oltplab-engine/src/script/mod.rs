@@ -6,16 +6,18 @@
 //! block in sysbench (a statement, `ffi.C.usleep`, waiting for an open loop's arrival) yields to
 //! the engine instead.
 //!
-//!     host.rs       the Lua state: LuaJIT + FFI, the engine's functions, `lua/runtime.lua`
-//!     `lua/runtime.lua`  oltplab's sysbench API in Lua: environments, require, ffi proxy, reports
-//!     ctx.rs        what a sysbench thread reaches in the engine: counters, the pacer, output
-//!     sql.rs        sysbench.sql over the engine's connections
-//!     rand.rs       sysbench.rand over the engine's generators
-//!     options.rs    the script's options: checked, exported, listed by `help`
-//!     command.rs    prepare, cleanup, help and custom commands (a state per command thread)
-//!     load.rs       `run` on the executor: the script as a workload, a state per engine thread
-//!     harness.rs    N sysbench threads on one `LocalSet`, with a simple pacer (engine tests)
-//!     errors.rs     Lua errors as one line naming the script's file:line
+//! ```text
+//! host.rs       the Lua state: LuaJIT + FFI, the engine's functions, `lua/runtime.lua`
+//! `lua/runtime.lua`  oltplab's sysbench API in Lua: environments, require, ffi proxy, reports
+//! ctx.rs        what a sysbench thread reaches in the engine: counters, the pacer, output
+//! sql.rs        sysbench.sql over the engine's connections
+//! rand.rs       sysbench.rand over the engine's generators
+//! options.rs    the script's options: checked, exported, listed by `help`
+//! command.rs    prepare, cleanup, help and custom commands (a state per command thread)
+//! load.rs       `run` on the executor: the script as a workload, a state per engine thread
+//! harness.rs    N sysbench threads on one `LocalSet`, with a simple pacer (engine tests)
+//! errors.rs     Lua errors as one line naming the script's file:line
+//! ```
 
 mod command;
 mod ctx;
