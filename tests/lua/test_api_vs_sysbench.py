@@ -1,8 +1,13 @@
 """Pieces of sysbench 1.0.20's Lua API checked against the real sysbench running the same
-script: `sysbench.histogram` (docs/lua.md)."""
+script: `sysbench.histogram`, result sets' `nfields`, SQL errors' `sql_state` (docs/lua.md)."""
 
+import re
 from pathlib import Path
 
+import pytest
+
+from oltplab.servers import MariaDBServer, PostgresServer
+from tests.drivers.commands import sysbench_connection
 from tests.lua.test_dropin_commands import real, without_banner
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
 
@@ -29,3 +34,45 @@ def test_histograms_print_what_sysbench_prints(tmp_path: Path) -> None:
     assert ours.returncode == theirs.returncode == 0, ours.stderr
     assert without_banner(ours.stdout) == without_banner(theirs.stdout)
     assert "------------- distribution -------------" in ours.stdout
+
+
+RESULTS_AND_ERRORS = """
+function event() end
+function sysbench.hooks.sql_error_ignorable(e)
+  print(string.format("hook: errno=%s state='%s'", tostring(e.sql_errno), e.sql_state))
+  return false
+end
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  for _, q in ipairs({"SELECT 1 AS a, 2 AS b FROM (SELECT 1 AS x) t WHERE x = 0",
+                      "SELECT 1 AS a, 2 AS b, 3 AS c"}) do
+    local rs = con:query(q)
+    print(string.format("%s: nrows=%d nfields=%d", q, rs.nrows, rs.nfields))
+  end
+  local ok, err = pcall(con.query, con, "SELECT * FROM no_such_table")
+  print(ok, (tostring(err):gsub("^.-SQL error", "SQL error")))
+end
+"""
+
+
+@pytest.fixture(params=["mariadb", "postgres"])
+def server(request: pytest.FixtureRequest) -> MariaDBServer | PostgresServer:
+    server: MariaDBServer | PostgresServer = request.getfixturevalue(request.param)
+    return server
+
+
+def test_result_sets_and_sql_errors_read_as_in_sysbench(
+    tmp_path: Path, server: MariaDBServer | PostgresServer
+) -> None:
+    """nfields is the column count even without rows; an error's sql_state is the server's
+    (MySQL's ERR packet, PostgreSQL's code), in the hook's descriptor and the fatal message."""
+    (tmp_path / "rs.lua").write_text(RESULTS_AND_ERRORS)
+    db = sysbench_connection(server.url, server.database)
+    theirs = real("./rs.lua", *db, "prepare", cwd=tmp_path)
+    ours = sysbench_cmd("./rs.lua", *db, "prepare", cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    # sysbench's driver prints its FATAL line on stdout; oltplab's drop-in, on stderr.
+    said = [line for line in without_banner(theirs.stdout) if not line.startswith("FATAL: ")]
+    assert without_banner(ours.stdout) == said
+    assert "nrows=0 nfields=2" in ours.stdout
+    assert re.search(r"state = '\w{5}'", ours.stdout), ours.stdout

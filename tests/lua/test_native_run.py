@@ -3,10 +3,15 @@ has (a run directory naming the script and its options, then show, compare, repo
 real MariaDB (docs/lua.md)."""
 
 import json
+import signal
+import time
 from pathlib import Path
 
+import pytest
+
+from oltplab.rundir import load_run
 from oltplab.servers import MariaDBServer
-from tests.drivers.commands import oltplab_cli, oltplab_done
+from tests.drivers.commands import oltplab_cli, oltplab_done, oltplab_started
 from tests.lua.test_dropin_commands import real, scripts
 from tests.sysbench_compat.test_vs_sysbench import connection_options
 
@@ -62,3 +67,42 @@ def test_a_script_option_it_does_not_declare_is_refused(
     assert "no-such-option" in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+SLOW = """
+local ffi = require("ffi")
+ffi.cdef[[int usleep(unsigned int);]]
+function thread_init()
+  con = sysbench.sql.driver():connect()
+end
+function event()
+  con:query("SELECT 1")
+  ffi.C.usleep(5000)
+end
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_stopped_script_run_leaves_a_complete_run_directory_marked_incomplete(
+    tmp_path: Path, mariadb: MariaDBServer, sig: signal.Signals, code: int
+) -> None:
+    (tmp_path / "slow.lua").write_text(SLOW)
+    args = ["--db", mariadb.url, "--threads=2", "--time=120", "--out=r"]
+    child = oltplab_started("run", "./slow.lua", *args, cwd=tmp_path)
+    intervals = tmp_path / "r" / "intervals.csv"
+    deadline = time.monotonic() + 60
+    while not (intervals.exists() and len(intervals.read_text().splitlines()) >= 3):
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "no interval within 60 s"
+        time.sleep(0.1)
+    child.send_signal(sig)
+    _out, err = child.communicate(timeout=60)
+    assert child.returncode == code, err
+    assert "Traceback" not in err
+    run = load_run(tmp_path / "r")
+    assert run.complete is False
+    assert run.doc.stop_reason == "interrupted"
+    assert run.summary is not None
+    assert run.summary.transactions > 0
+    assert run.doc.workload.name == "slow.lua"
+    assert "slow.lua" in oltplab_cli("show", "r", cwd=tmp_path)

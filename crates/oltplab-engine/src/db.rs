@@ -57,11 +57,13 @@ pub struct QueryResult {
     pub row_count: u64,
     /// Filled only with [`Fetch::Rows`].
     pub rows: Vec<Vec<Value>>,
+    /// A result set's columns, rows or none (sysbench's `nfields`); 0 for other statements.
+    pub columns: usize,
 }
 
 impl QueryResult {
     pub fn other() -> Self {
-        Self { class: QueryClass::Other, row_count: 0, rows: Vec::new() }
+        Self { class: QueryClass::Other, row_count: 0, rows: Vec::new(), columns: 0 }
     }
 
     /// The first column of the first row as an integer, for statements such as `SELECT d_next_o_id`.
@@ -92,11 +94,14 @@ pub struct DbError {
     pub code: String,
     pub message: String,
     pub action: ErrorAction,
+    /// The SQL state the server sent with the error (MySQL's ERR packet: `42S02`), as sysbench
+    /// shows it; empty when there is none.
+    pub sql_state: String,
 }
 
 impl DbError {
     pub fn fatal(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { code: code.into(), message: message.into(), action: ErrorAction::Fatal }
+        Self { code: code.into(), message: message.into(), action: ErrorAction::Fatal, sql_state: String::new() }
     }
 }
 

@@ -90,6 +90,7 @@ impl FakeConn {
                 code: "FAKE_GONE".into(),
                 message: "server gone".into(),
                 action: ErrorAction::Reconnect,
+                sql_state: String::new(),
             });
         }
         if self.target.stall_at > 0 && self.executed == self.target.stall_at {
@@ -106,6 +107,7 @@ impl FakeConn {
                 code: "FAKE".into(),
                 message: "injected failure".into(),
                 action: ErrorAction::Retry,
+                sql_state: String::new(),
             });
         }
         let upper = sql.trim_start().to_ascii_uppercase();
@@ -119,7 +121,7 @@ impl FakeConn {
         let row_count = u64::from(class != QueryClass::Other);
         // A prepared database: every table answers, and no prepare was left unfinished.
         let unfinished = sql.contains(crate::db::UNFINISHED_PREPARE_TABLE);
-        Ok(QueryResult { class, row_count, rows: vec![vec![Value::Int(i64::from(!unfinished))]] })
+        Ok(QueryResult { class, row_count, rows: vec![vec![Value::Int(i64::from(!unfinished))]], columns: 1 })
     }
 
     pub fn reconnect(&mut self) -> DbResult<()> {

@@ -223,7 +223,7 @@ fn run_statement(
     let ncols = stmt.column_count();
     if ncols > 0 {
         let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
-        let mut out = QueryResult { class: QueryClass::Read, row_count: 0, rows: Vec::new() };
+        let mut out = QueryResult { class: QueryClass::Read, row_count: 0, rows: Vec::new(), columns: ncols };
         while let Some(row) = rows.next()? {
             out.row_count += 1;
             if fetch == Fetch::Rows {
@@ -236,7 +236,7 @@ fn run_statement(
     // total_changes, unlike changes(), is not left over from an earlier statement.
     let changed = conn.total_changes() - changes_before;
     let class = if changed > 0 { QueryClass::Write } else { QueryClass::Other };
-    Ok(QueryResult { class, row_count: changed, rows: Vec::new() })
+    Ok(QueryResult { class, row_count: changed, rows: Vec::new(), columns: 0 })
 }
 
 fn value_of(v: rusqlite::Result<ValueRef<'_>>) -> rusqlite::Result<Value> {
@@ -274,7 +274,7 @@ fn db_error(e: &rusqlite::Error) -> DbError {
         ErrorCode::ReadOnly => ("SQLITE_READONLY", ErrorAction::Fatal),
         _ => ("SQLITE_ERROR", ErrorAction::Fatal),
     };
-    DbError { code: name.to_string(), message: message_of(e), action }
+    DbError { code: name.to_string(), message: message_of(e), action, sql_state: String::new() }
 }
 
 /// SQLite's own message, on one line (rusqlite appends the whole SQL text to syntax errors).

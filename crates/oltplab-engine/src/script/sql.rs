@@ -420,7 +420,7 @@ async fn answer(
             if result.class != QueryClass::Read {
                 return Ok(MultiValue::new());
             }
-            let nfields = result.rows.first().map_or(0, Vec::len);
+            let nfields = result.columns;
             Ok(MultiValue::from_vec(vec![
                 LuaValue::Integer(i64::try_from(result.row_count).unwrap_or(i64::MAX)),
                 LuaValue::Integer(i64::try_from(nfields).unwrap_or(i64::MAX)),
@@ -480,10 +480,8 @@ async fn failure(
             (shared.log)(&line);
         }
     }
-    let (errno, state) = match e.code.parse::<i64>() {
-        Ok(n) if !pgsql => (n, String::new()),
-        _ => (0, if pgsql { e.code.clone() } else { String::new() }),
-    };
+    let errno = if pgsql { 0 } else { e.code.parse::<i64>().unwrap_or(0) };
+    let state = e.sql_state.clone();
     Ok(vec![
         LuaValue::Integer(class),
         LuaValue::Integer(errno),

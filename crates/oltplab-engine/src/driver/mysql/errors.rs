@@ -10,8 +10,8 @@ use crate::error::EngineError;
 /// What can go wrong on a MySQL connection.
 #[derive(Debug)]
 pub enum Error {
-    /// The server's error packet.
-    Server { code: u16, message: String },
+    /// The server's error packet (`state`: its SQL state, empty when the packet has none).
+    Server { code: u16, state: String, message: String },
     /// The socket failed or closed (rustls' errors come wrapped in I/O errors).
     Io(io::Error),
     /// A packet the protocol does not allow here: the connection is out of step with the server.
@@ -35,7 +35,7 @@ impl From<io::Error> for Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Server { code, message } => write!(f, "server error {code}: {message}"),
+            Error::Server { code, message, .. } => write!(f, "server error {code}: {message}"),
             Error::Io(e) => write!(f, "{e}"),
             Error::Protocol(m) | Error::Client(m) => f.write_str(m),
             Error::Closed => f.write_str("the connection is closed"),
@@ -87,7 +87,11 @@ pub fn db_error(e: &Error, ignore: Option<&[u16]>) -> DbError {
             return DbError::fatal("CLIENT", one_line(&e.to_string()));
         }
     };
-    DbError { code: code.to_string(), message: message(e), action: action_for(code, lost, ignore) }
+    let sql_state = match e {
+        Error::Server { state, .. } => state.clone(),
+        _ => String::new(),
+    };
+    DbError { code: code.to_string(), message: message(e), action: action_for(code, lost, ignore), sql_state }
 }
 
 /// A reconnect that failed: the executor tries again, with backoff, while the server is down.
@@ -96,7 +100,7 @@ pub fn reconnect_error(e: &Error) -> DbError {
         Error::Server { code, .. } => *code,
         _ => CR_CONN_HOST_ERROR,
     };
-    DbError { code: code.to_string(), message: message(e), action: ErrorAction::Reconnect }
+    DbError { code: code.to_string(), message: message(e), action: ErrorAction::Reconnect, sql_state: String::new() }
 }
 
 /// The server's own message for server errors; the library's for the rest.
@@ -120,7 +124,7 @@ pub fn connect_error(e: &Error, net: &NetTarget) -> EngineError {
         None => format!("{}:{}", net.host, net.port),
     };
     let why = match e {
-        Error::Server { code, message } => match code {
+        Error::Server { code, message, .. } => match code {
             1045 => format!("{message}; check the user in --db and the password ({})", net.password_hint()),
             1044 => format!("{message}; grant the user access to the database or fix the /db part of --db"),
             1049 => format!(
@@ -186,7 +190,7 @@ mod tests {
     use super::*;
 
     fn server(code: u16) -> Error {
-        Error::Server { code, message: format!("message {code}") }
+        Error::Server { code, state: String::new(), message: format!("message {code}") }
     }
 
     #[test]

@@ -204,7 +204,7 @@ async fn a_switch_to_native_password_uses_the_new_nonce_and_unknown_plugins_are_
         peer.send(b"\xff\x15\x04#28000Access denied for user 'sb'").await;
     });
     let e = connect(stream, &net(), None).await.err().unwrap();
-    assert!(matches!(&e, Error::Server { code: 1045, message } if message.starts_with("Access denied")), "{e}");
+    assert!(matches!(&e, Error::Server { code: 1045, message, .. } if message.starts_with("Access denied")), "{e}");
 }
 
 fn openssl(args: &[&str], out: &Path) {

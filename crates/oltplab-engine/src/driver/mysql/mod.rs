@@ -166,6 +166,7 @@ impl MysqlConn {
                 code: CR_CONN_HOST_ERROR.to_string(),
                 message: format!("no answer within {} s", self.opts.timeout.as_secs()),
                 action: ErrorAction::Reconnect,
+                sql_state: String::new(),
             },
         })?);
         self.prepare_all().await.map_err(|e| DbError { action: ErrorAction::Reconnect, ..e })
@@ -222,10 +223,13 @@ impl MysqlConn {
 /// count; otherwise changed rows > 0 make a write, and the rest is "other".
 fn query_result(done: Done, rows: Vec<Vec<Value>>) -> QueryResult {
     match done {
-        Done { result_set: true, rows: n, .. } => QueryResult { class: QueryClass::Read, row_count: n, rows },
+        Done { result_set: true, rows: n, columns, .. } => {
+            let columns = usize::try_from(columns).unwrap_or(usize::MAX);
+            QueryResult { class: QueryClass::Read, row_count: n, rows, columns }
+        }
         Done { affected, .. } => {
             let class = if affected > 0 { QueryClass::Write } else { QueryClass::Other };
-            QueryResult { class, row_count: affected, rows: Vec::new() }
+            QueryResult { class, row_count: affected, rows: Vec::new(), columns: 0 }
         }
     }
 }
@@ -243,7 +247,12 @@ fn shared(sqls: &[String]) -> Arc<[String]> {
 }
 
 fn gone() -> DbError {
-    DbError { code: "2006".into(), message: "the connection is closed".into(), action: ErrorAction::Reconnect }
+    DbError {
+        code: "2006".into(),
+        message: "the connection is closed".into(),
+        action: ErrorAction::Reconnect,
+        sql_state: String::new(),
+    }
 }
 
 fn no_statement(id: StmtId) -> DbError {

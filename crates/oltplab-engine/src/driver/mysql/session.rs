@@ -42,8 +42,9 @@ pub struct Session {
 pub struct Done {
     /// It returned a result set (its first result did).
     pub result_set: bool,
-    /// Rows of the first result set.
+    /// Rows of the first result set, and its columns.
     pub rows: u64,
+    pub columns: u64,
     /// Rows changed, and warnings, from the first result's OK packet.
     pub affected: u64,
     pub warnings: u16,
@@ -218,7 +219,7 @@ impl Session {
         }
         // Only rows kept need their columns (and this allocation).
         let defs: Option<Arc<[Column]>> = keep.is_some().then(|| defs.into());
-        let mut done = Done { result_set: true, ..Done::default() };
+        let mut done = Done { result_set: true, columns, ..Done::default() };
         loop {
             let packet = match self.wire.take_buffered() {
                 Some(packet) => packet?,
@@ -357,14 +358,16 @@ impl OkPacket {
     }
 }
 
-/// An ERR packet: its code and message (the SQL state, when present, is skipped).
+/// An ERR packet: its code, SQL state (`#` and five characters, when present) and message.
 pub fn server_error(packet: &[u8]) -> Error {
     let code = packet.get(1..3).map_or(0, |c| u16::from_le_bytes([c[0], c[1]]));
     let mut message = packet.get(3..).unwrap_or_default();
+    let mut state = String::new();
     if message.first() == Some(&b'#') && message.len() >= 6 {
+        state = String::from_utf8_lossy(&message[1..6]).into_owned();
         message = &message[6..];
     }
-    Error::Server { code, message: String::from_utf8_lossy(message).into_owned() }
+    Error::Server { code, state, message: String::from_utf8_lossy(message).into_owned() }
 }
 
 fn bad_packet(what: &str, e: &std::io::Error) -> Error {
@@ -406,10 +409,12 @@ mod tests {
             assert_eq!(ParseBuf(&out).checked_eat_lenenc_int(), Some(n));
             out.clear();
         }
-        let Error::Server { code, message } = server_error(b"\xff\x15\x04#28000Access denied") else { panic!() };
-        assert_eq!((code, message.as_str()), (1045, "Access denied"));
-        let Error::Server { code, message } = server_error(b"\xff\x10\x04Too many connections") else { panic!() };
-        assert_eq!((code, message.as_str()), (1040, "Too many connections"));
+        let Error::Server { code, state, message } = server_error(b"\xff\x15\x04#28000Access denied") else { panic!() };
+        assert_eq!((code, state.as_str(), message.as_str()), (1045, "28000", "Access denied"));
+        let Error::Server { code, state, message } = server_error(b"\xff\x10\x04Too many connections") else {
+            panic!()
+        };
+        assert_eq!((code, state.as_str(), message.as_str()), (1040, "", "Too many connections"));
         let ok = OkPacket::parse(b"\x03\x00\x02\x00\x01\x00").unwrap();
         assert_eq!((ok.affected, ok.status, ok.warnings), (3, 2, 1));
         assert!(OkPacket::parse(b"\x03").is_err());

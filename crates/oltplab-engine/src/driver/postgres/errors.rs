@@ -112,11 +112,14 @@ pub fn db_error(e: PgError) -> DbError {
     match e {
         PgError::Server(e) => {
             let action = action_for(&e.code, e.fatal);
-            DbError { code: e.code, message: e.message, action }
+            DbError { sql_state: e.code.clone(), code: e.code, message: e.message, action }
         }
-        PgError::Io(_) | PgError::Closed => {
-            DbError { code: CONNECTION_FAILURE.into(), message: e.to_string(), action: ErrorAction::Reconnect }
-        }
+        PgError::Io(_) | PgError::Closed => DbError {
+            code: CONNECTION_FAILURE.into(),
+            message: e.to_string(),
+            action: ErrorAction::Reconnect,
+            sql_state: CONNECTION_FAILURE.into(),
+        },
         e => DbError::fatal(CLIENT_ERROR, e.to_string()),
     }
 }

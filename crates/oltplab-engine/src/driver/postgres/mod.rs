@@ -121,6 +121,7 @@ impl PostgresConn {
             code: UNABLE_TO_CONNECT.into(),
             message: e.to_string(),
             action: ErrorAction::Reconnect,
+            sql_state: UNABLE_TO_CONNECT.into(),
         })?;
         // The old socket is closed when its Wire is dropped; its statements went with its session.
         self.wire = wire;

@@ -102,8 +102,8 @@ pub async fn execute(wire: &mut Wire, stmt: &Prepared, params: &[Value], fetch: 
     wire.send().await?;
 
     let reads = !stmt.columns.is_empty();
-    let mut out =
-        QueryResult { class: if reads { QueryClass::Read } else { QueryClass::Other }, ..QueryResult::other() };
+    let class = if reads { QueryClass::Read } else { QueryClass::Other };
+    let mut out = QueryResult { class, columns: stmt.columns.len(), ..QueryResult::other() };
     loop {
         let f = wire.frame().await?;
         match f.tag {
@@ -148,6 +148,8 @@ pub async fn simple(wire: &mut Wire, sql: &str, fetch: Fetch) -> Result<QueryRes
             b'T' => {
                 (in_result_set, rows_seen) = (true, 0);
                 out.rows.clear();
+                // A RowDescription starts with its field count.
+                out.columns = wire.body(f).get(..2).map_or(0, |n| usize::from(u16::from_be_bytes([n[0], n[1]])));
             }
             b'D' => {
                 rows_seen += 1;
@@ -163,6 +165,7 @@ pub async fn simple(wire: &mut Wire, sql: &str, fetch: Fetch) -> Result<QueryRes
                 };
                 if !in_result_set {
                     out.rows.clear();
+                    out.columns = 0;
                 }
                 in_result_set = false;
             }
