@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from hdrh.log import HistogramLogReader
 import oltplab
 from oltplab.documents.run import run_manifest_json
 from oltplab.rundir import Run, load_run
+from tests.drivers.commands import wait_for_intervals
 from tests.test_schema import validate
 
 SMALL = ["--table-size=1000"]  # keeps the automatic prepare quick
@@ -136,12 +136,7 @@ def test_ctrl_c_writes_what_was_measured_and_exits_130(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    intervals = tmp_path / "r" / "intervals.csv"
-    deadline = time.monotonic() + 60
-    while not (intervals.exists() and len(intervals.read_text().splitlines()) >= 3):
-        assert child.poll() is None, child.communicate()
-        assert time.monotonic() < deadline, "no interval within 60 s"
-        time.sleep(0.1)
+    wait_for_intervals(child, tmp_path / "r", 2)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
     assert child.returncode == 130, err

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -82,3 +83,13 @@ def oltplab_started(*args: str, cwd: Path) -> "subprocess.Popen[str]":
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def wait_for_intervals(child: "subprocess.Popen[str]", out: Path, n: int) -> None:
+    """Waits until the run `child` writes in `out` has `n` intervals (fails if it ends first)."""
+    intervals = out / "intervals.csv"
+    deadline = time.monotonic() + 60
+    while not (intervals.exists() and len(intervals.read_text().splitlines()) > n):
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, f"not {n} intervals within 60 s"
+        time.sleep(0.1)

@@ -4,15 +4,15 @@ real MariaDB (docs/lua.md)."""
 
 import json
 import signal
-import time
 from pathlib import Path
 
 import pytest
 
 from oltplab.rundir import load_run
 from oltplab.servers import MariaDBServer
-from tests.drivers.commands import oltplab_cli, oltplab_done, oltplab_started
+from tests.drivers.commands import oltplab_cli, oltplab_done, oltplab_started, wait_for_intervals
 from tests.lua.test_dropin_commands import real, scripts
+from tests.lua.test_report_hooks import EVENTS
 from tests.sysbench_compat.test_vs_sysbench import connection_options
 
 __all__ = ["scripts"]  # the fixture, shared with the commands' tests
@@ -69,32 +69,14 @@ def test_a_script_option_it_does_not_declare_is_refused(
     assert "Traceback" not in done.stderr
 
 
-SLOW = """
-local ffi = require("ffi")
-ffi.cdef[[int usleep(unsigned int);]]
-function thread_init()
-  con = sysbench.sql.driver():connect()
-end
-function event()
-  con:query("SELECT 1")
-  ffi.C.usleep(5000)
-end
-"""
-
-
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_stopped_script_run_leaves_a_complete_run_directory_marked_incomplete(
     tmp_path: Path, mariadb: MariaDBServer, sig: signal.Signals, code: int
 ) -> None:
-    (tmp_path / "slow.lua").write_text(SLOW)
+    (tmp_path / "slow.lua").write_text(EVENTS)
     args = ["--db", mariadb.url, "--threads=2", "--time=120", "--out=r"]
     child = oltplab_started("run", "./slow.lua", *args, cwd=tmp_path)
-    intervals = tmp_path / "r" / "intervals.csv"
-    deadline = time.monotonic() + 60
-    while not (intervals.exists() and len(intervals.read_text().splitlines()) >= 3):
-        assert child.poll() is None, child.communicate()
-        assert time.monotonic() < deadline, "no interval within 60 s"
-        time.sleep(0.1)
+    wait_for_intervals(child, tmp_path / "r", 2)
     child.send_signal(sig)
     _out, err = child.communicate(timeout=60)
     assert child.returncode == code, err

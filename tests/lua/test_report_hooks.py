@@ -11,7 +11,8 @@ from tests.lua.test_dropin_commands import real
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
 from tests.sysbench_compat.test_vs_sysbench import connection_options
 
-HOOKS = """
+# Events of a statement and 2 ms of think time, on a connection per thread.
+EVENTS = """
 local ffi = require("ffi")
 ffi.cdef[[int usleep(unsigned int);]]
 function thread_init()
@@ -21,6 +22,11 @@ function event()
   con:query("SELECT 1")
   ffi.C.usleep(2000)
 end
+"""
+
+HOOKS = (
+    EVENTS
+    + """
 local function fields(stat)
   local names = {}
   for k, v in pairs(stat) do names[#names + 1] = k .. "=" .. type(v) end
@@ -38,6 +44,7 @@ function sysbench.hooks.report_cumulative(stat)
   sysbench.report_json(stat)
 end
 """
+)
 
 NUMBER = re.compile(r"\d+(\.\d+)?")
 
