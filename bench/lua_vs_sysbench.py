@@ -206,7 +206,7 @@ def summary_table(runs: Sequence[Run]) -> str:
                                            ("tps", "tps"), ("set-up", "set-up s")))
             for other in ("sysbench", NATIVE)
         ]  # fmt: skip
-        work = [same_work(d["oltplab"], d["sysbench"]) for d in pairs if BOTH <= d.keys()]
+        work = [same_work(d["oltplab"], d["sysbench"]) for d in pairs if d.keys() >= BOTH]
         worst = max((d for _, d in work), default=0.0)
         same = "-" if not work or any(w is None for w, _ in work) else (
             ("yes" if all(w for w, _ in work) else "NO") + f" (±{100 * worst:.1f} %)"
