@@ -42,7 +42,8 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let (_, target) = cmd.resolve()?;
     let load = Load { cmd: cmd.clone(), target, values, legacy, name, sink: sink.clone() };
     let resolved = spec.resolve_as(rand_defs(), move |_, _| Ok(Workload::Script(Box::new(load))))?;
-    let result = crate::exec::run_resolved(spec, resolved, sink, stop, crate::exec::engine_threads()).await?;
+    let threads = crate::exec::shared_state_threads(resolved.load.threads);
+    let result = crate::exec::run_resolved(spec, resolved, sink, stop, threads).await?;
     if result.facts.error.is_none() {
         main_state(&cmd, sink, "done").await?;
     }
