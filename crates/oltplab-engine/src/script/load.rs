@@ -30,8 +30,8 @@ use crate::workload::script::{ScriptEvent, ScriptLoad, ScriptThread, ScriptWorke
 use crate::workload::Workload;
 
 /// Sysbench threads starting (`thread_init`) at once on one engine thread. More than the 64
-/// connections the executor opens at once: a thread_init is mostly round trips after its
-/// connect (oltp_common's prepares 22 statements one after the other), so 64 at a time made
+/// connections the executor opens at once: a `thread_init` is mostly round trips after its
+/// connect (`oltp_common` prepares 22 statements one after the other), so 64 at a time made
 /// 4,096 connections 64 waves of 23 round trips (8-19 s on the 2-core host; 4.4-6.0 s at 256).
 const INIT_CONCURRENCY: usize = 256;
 
