@@ -89,7 +89,9 @@ def own_mariadb(module_server_dir: Path) -> Iterator[MariaDBServer]:
         yield server
 
 
-def test_server_rates_count_from_the_load_start(own_mariadb: MariaDBServer, tmp_path: Path) -> None:
+def test_server_rates_over_their_spans_add_up_to_the_statements(
+    own_mariadb: MariaDBServer, tmp_path: Path
+) -> None:
     """Every row's questions_per_s x span_s adds up to the statements from the baseline to the
     last sample: the run's transactions (one statement each), the statements in flight at the
     time limit (one per connection at most, not counted as transactions) and the sampler's
