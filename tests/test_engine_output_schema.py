@@ -18,6 +18,8 @@ import pytest
 import oltplab
 from oltplab import engine
 from oltplab._types import Json
+from oltplab.rundir import RunWriter
+from oltplab.rundir.manifest import initial_manifest
 from tests.test_schema import SCHEMA_PATH, validate
 
 SCHEMA: Json = json.loads(SCHEMA_PATH.read_text())
@@ -82,6 +84,12 @@ def test_a_native_open_loop_run_with_steps_matches_the_schema(
     assert len(raw["segments"]) == 2
     assert raw["service_latency_ns"]  # open loop: the service time too
     assert_matches_schema(raw, tmp_path / "run")
+    # A field renamed on the Rust side fails the check.
+    drifted = raw | {
+        "latency_ns": {("p999" if k == "p99_9" else k): v for k, v in raw["latency_ns"].items()}
+    }
+    with pytest.raises(AssertionError):
+        assert_matches_schema(drifted, tmp_path / "run")
 
 
 def test_the_engines_merge_of_two_clients_matches_the_schema(
@@ -99,5 +107,12 @@ def test_the_engines_merge_of_two_clients_matches_the_schema(
         results, started_at=began, ended_at=time.time(), interrupted=False, error=None, flags=[]
     )
     assert merged["transactions"] == sum(r["transactions"] for r in results)
-    assert set(merged["latency_ns"]) == LATENCY_NS_KEYS
+    # Every field of a client's result but its per-connection `threads`.
     assert merged.keys() >= results[0].keys() - {"threads"}, merged.keys() ^ results[0].keys()
+    out = tmp_path / "merged"
+    out.mkdir()
+    manifest = initial_manifest(
+        workload="oltp_point_select", options=merged["options"], db_url=sqlite_url, argv=None
+    )
+    RunWriter.create(out, manifest, created_dir=False).finish(merged)
+    assert_matches_schema(merged, out)
