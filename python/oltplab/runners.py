@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from oltplab import runner
 from oltplab._types import EventHandler, Json
 from oltplab.defaultdb import DEFAULT_RESULTS_ROOT
+from oltplab.exceptions import ConfigError
 from oltplab.runner import NO_HOOKS, Hooks, LabFields, RunResult
 
 
@@ -40,6 +41,7 @@ class Runner(Protocol):
         hooks: Hooks = NO_HOOKS,
         metrics: Sequence[str] = (),
         lab: LabFields | None = None,
+        script: Json | None = None,
     ) -> RunResult:
         """Runs the load and writes its run directory (see `oltplab.runner.run`)."""
         ...
@@ -78,6 +80,7 @@ class LocalRunner:
         hooks: Hooks = NO_HOOKS,
         metrics: Sequence[str] = (),
         lab: LabFields | None = None,
+        script: Json | None = None,
     ) -> RunResult:
         return runner.run(
             workload,
@@ -89,6 +92,7 @@ class LocalRunner:
             hooks=hooks,
             metrics=metrics,
             lab=lab,
+            script=script,
         )
 
 
@@ -137,10 +141,14 @@ class RayRunner:
         hooks: Hooks = NO_HOOKS,
         metrics: Sequence[str] = (),
         lab: LabFields | None = None,
+        script: Json | None = None,
     ) -> RunResult:
         """`hooks.on_event` sees the merged events; a distributed run has no default
-        database, so the other hooks are never called."""
+        database, so the other hooks are never called. Scripts run locally only."""
         from oltplab import distributed
+
+        if script is not None:
+            raise ConfigError("a sysbench script runs on this host only, not on Ray")
 
         return distributed.run(
             workload,

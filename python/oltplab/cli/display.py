@@ -16,7 +16,10 @@ from oltplab.runner import RunResult
 
 # An interval shorter than this share of --report-interval is the run's last, partial
 # one: it goes to intervals.csv, but sysbench, which reports on a timer, prints no line.
-_PRINTED_SHARE = 0.9
+_PRINTED_SHARE = 0.9  # the engine's script/reports.rs calls the hook on the same intervals
+
+# A script's report hooks, which replace sysbench's interval lines and final report.
+REPORT_INTERMEDIATE, REPORT_CUMULATIVE = "report_intermediate", "report_cumulative"
 
 
 def banner() -> str:
@@ -39,16 +42,21 @@ class RunDisplay:
         *,
         header: str | None = None,
         summary: bool = True,
+        replaced: frozenset[str] = frozenset(),
     ) -> None:
         """`options`: every option value (Catalog.resolve), for the preamble and the lines.
 
         `status` None draws no status line; `header` replaces the preamble's first line
-        (oltplab's banner); `summary` False prints sysbench's report without oltplab's.
+        (oltplab's banner); `summary` False prints sysbench's report without oltplab's;
+        `replaced`: the sysbench report hooks a script sets (`report_intermediate`: no interval
+        lines; `report_cumulative`: no final report), which print their own.
         """
         self._out = out
         self._status = status
         self._header = banner() if header is None else header
         self._summary = summary
+        self._interval_lines = REPORT_INTERMEDIATE not in replaced
+        self._final_report = REPORT_CUMULATIVE not in replaced
         self._report_interval_s = _float(options.get("report_interval"))
         self._percentile = percentiles.first(options.get("percentile"))
         self._time_s = _float(options.get("time"))
@@ -89,7 +97,7 @@ class RunDisplay:
         row = IntervalRow.from_event(event)
         self._errors += row.errors
         ri = self._report_interval_s
-        if ri > 0 and row.interval_s >= _PRINTED_SHARE * ri:
+        if ri > 0 and row.interval_s >= _PRINTED_SHARE * ri and self._interval_lines:
             pct_ms = (event.get("latency_ns") or {}).get("pct", 0) / NS_PER_MS
             line = sysbench_text.interval_line(
                 row, percentile=self._percentile, latency_pct_ms=pct_ms, decimals=self._decimals
@@ -112,7 +120,9 @@ class RunDisplay:
         if doc.stop_reason != "error" and doc.summary is not None:
             if doc.summary.histogram_ms is not None:
                 text += sysbench_text.histogram_block(doc.summary.histogram_ms)
-            text += sysbench_text.final_report(sysbench_text.CumulativeStats.from_manifest(doc))
+            if self._final_report:
+                stats = sysbench_text.CumulativeStats.from_manifest(doc)
+                text += sysbench_text.final_report(stats)
         if self._summary:
             text += oltplab_text.summary_text(doc, result.path)
         self._print(text)

@@ -224,10 +224,17 @@ def parse_script_verb(verb: str, args: list[str], catalog: Catalog) -> ScriptVer
     if verb == "run":
         parser.add_argument("--out", type=Path)
         parser.add_argument("--metrics")
+    parser.add_argument("--ray", nargs="?", const="auto")
+    parser.add_argument("--clients")
     _add_options(parser, defs)
     namespace, extras = parser.parse_known_args(normalised)
     values = {k: v for k, v in vars(namespace).items() if v is not None}
     script, db = values.pop("script"), values.pop("db", None)
+    if "ray" in values or "clients" in values:
+        raise ConfigError(
+            f"--ray: a sysbench script runs on this machine only (its Lua is not shipped to "
+            f"Ray clients); drop --ray/--clients to run {script}"
+        )
     out, metrics = values.pop("out", None), values.pop("metrics", None)
     if db is None:
         raise ConfigError(f"a script runs against a database you name: give --db URL for {script}")

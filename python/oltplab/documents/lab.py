@@ -61,6 +61,10 @@ class WorkloadSpec:
     rate: tuple[float, ...] = ()  # open loop: transactions/s; `threads` then sizes the pool
     options: dict[str, Any] = field(default_factory=dict)
     label: str | None = None  # distinguishes two [[workloads]] of the same name
+    # A sysbench Lua script instead of a built-in workload: its absolute path, and its content's
+    # SHA-256 (part of the data shape; a changed script refuses to resume). `name` is its stem.
+    script: str | None = None
+    script_sha256: str | None = None
 
     @property
     def key(self) -> str:
@@ -117,6 +121,7 @@ class LabSpec:
                     "rate": list(w.rate),
                     "options": dict(w.options),
                 }
+                | _script_json(w)
                 for w in self.workloads
             ],
         }
@@ -145,10 +150,19 @@ class LabSpec:
                     threads=tuple(w["threads"]),
                     rate=tuple(w["rate"]),
                     options=dict(w["options"]),
+                    script=w.get("script"),
+                    script_sha256=w.get("script_sha256"),
                 )
                 for w in doc["workloads"]
             ),
         )
+
+
+def _script_json(w: WorkloadSpec) -> dict[str, Any]:
+    """Only script workloads have the keys: other labs' fingerprints stay as they were."""
+    if w.script is None:
+        return {}
+    return {"script": w.script, "script_sha256": w.script_sha256}
 
 
 def _server_json(s: ServerSpec) -> dict[str, Any]:

@@ -20,7 +20,8 @@ from oltplab.documents.lab import (
     WorkloadSpec,
 )
 from oltplab.documents.run import HostBusy, LabRef, Pinning
-from oltplab.lab.data import DataShape, restore_snapshot, snapshot_server, writes
+from oltplab.lab import script
+from oltplab.lab.data import DataShape, cell_writes, restore_snapshot, snapshot_server
 from oltplab.lab.servers import LabServers
 from oltplab.metrics.system import cpu_count, host_busy_pct
 from oltplab.runners import LocalRunner, Runner
@@ -90,7 +91,7 @@ def place_data(ctx: LabContext, server: ServerSpec, config: str, w: WorkloadSpec
     (stop, copy, start with the cell's config) or None when no restore was needed."""
     if not server.managed:
         return None
-    shape = DataShape.of(w.name, w.options)
+    shape = DataShape.of_workload(w)
     snapshot = ctx.lab_dir / SNAPSHOTS_DIR / server.name / shape.id
     state = ctx.data.setdefault(server.name, DataState())
     if not snapshot.is_dir():
@@ -99,7 +100,10 @@ def place_data(ctx: LabContext, server: ServerSpec, config: str, w: WorkloadSpec
         ctx.say(f"preparing {w.name} data on {server.name} ({given or 'defaults'})")
         started = time.monotonic()
         managed.recreate_database()
-        runner.prepare(w.name, managed.url, _prepare_options(w))
+        if w.script is None:
+            runner.prepare(w.name, managed.url, _prepare_options(w))
+        else:
+            script.prepare(w.script, managed.url, _prepare_options(w))
         prepare_s = time.monotonic() - started
         ctx.servers.stop(server.name)
         snapshot.parent.mkdir(parents=True, exist_ok=True)
@@ -176,10 +180,19 @@ def execute_cell(ctx: LabContext, cell: CellRecord, url: str) -> runner.RunResul
         ),
         host_busy=HostBusy(busy_pct=busy, cores=os.cpu_count() or 1),
     )
+    options, call = run_options(ctx, w, cell), None
+    if w.script is not None:  # the engine's general options, and the script's call
+        options, call = script.run_call(w.script, options)
     try:
         return ctx.load.run(
-            w.name, url, run_options(ctx, w, cell), out=run_dir, metrics=spec.metrics, lab=fields
+            w.script or w.name,
+            url,
+            options,
+            out=run_dir,
+            metrics=spec.metrics,
+            lab=fields,
+            script=call,
         )
     finally:
-        if writes(w.name):  # also when it failed or was interrupted: the data moved
+        if cell_writes(w):  # also when it failed or was interrupted: the data moved
             ctx.data.setdefault(cell.server, DataState()).dirty = True

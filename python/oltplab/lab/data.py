@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oltplab.catalog import load_catalog
+from oltplab.catalog import load_catalog, normalise_name
 from oltplab.defaultdb import data_family, data_options
+from oltplab.documents.lab import WorkloadSpec
 from oltplab.exceptions import ServerError
 from oltplab.lab.restore import fsync_tree, restore_in_place
 from oltplab.servers import ManagedServer
@@ -55,9 +56,23 @@ class DataShape:
         family = data_family(workload, effective)
         return cls(family, data_options(family, effective))
 
+    @classmethod
+    def of_workload(cls, w: WorkloadSpec) -> "DataShape":
+        """A script's data are what its own prepare writes, which only its file and options
+        can tell: the shape is the file's content and every option given (docs/labs.md)."""
+        if w.script is None:
+            return cls.of(w.name, w.options)
+        given = {normalise_name(k): v for k, v in w.options.items()}
+        return cls("lua", {"script": Path(w.script).name, "sha256": w.script_sha256} | given)
+
 
 def writes(workload: str) -> bool:
     return workload not in READ_ONLY_WORKLOADS
+
+
+def cell_writes(w: WorkloadSpec) -> bool:
+    """Whether a cell of `w` may change the data; a script's cells may (who knows what)."""
+    return w.script is not None or writes(w.name)
 
 
 def copy_tree(source: Path, target: Path) -> None:

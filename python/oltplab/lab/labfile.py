@@ -9,8 +9,9 @@ from typing import Any, TypeVar, cast, get_args
 
 from oltplab.catalog import Catalog, load_catalog
 from oltplab.documents.lab import LabSpec, Order, Restore, ServerSpec, WorkloadSpec
-from oltplab.exceptions import ConfigError
+from oltplab.exceptions import ConfigError, OltpLabError
 from oltplab.lab.ray_client import CLIENT_KEYS, read_client_ray
+from oltplab.lab.script import ScriptOptions, describe_url, file_sha256, script_file
 from oltplab.lab.tomlwhere import Path_, line_of
 from oltplab.metrics import METRIC_KINDS
 from oltplab.servers import SERVER_CLASSES
@@ -164,7 +165,7 @@ _LAB = {
 _CLIENT = {"cpus": "CPU list", **CLIENT_KEYS}
 _MAX_CONNECTIONS = "max_connections"
 _SERVER = {k: k for k in ("engine", "url", "cpus", _MAX_CONNECTIONS, "settings", "configs")}
-_WORKLOAD = {k: k for k in ("name", "label", "threads", "rate", "options")}
+_WORKLOAD = {k: k for k in ("name", "script", "label", "threads", "rate", "options")}
 
 
 def _apply_scale(r: _Reader, doc: dict[str, Any], scale: str | None) -> None:
@@ -220,7 +221,7 @@ def read_lab_text(
         lab, ("lab",), "metrics", _metric_list, f"a list of {METRIC_KINDS}", list(METRIC_KINDS)
     )
     servers = _servers(r, doc)
-    workloads = _workloads(r, doc)
+    workloads = _workloads(r, doc, servers)
     client_ray, client_clients = read_client_ray(r, client, servers, workloads)
     return LabSpec(
         name=name,
@@ -391,7 +392,9 @@ def _check_variables(
                 raise r.fail((*where, key), "oltplab sets this variable itself; remove it")
 
 
-def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
+def _workloads(
+    r: _Reader, doc: Mapping[str, Any], servers: tuple[ServerSpec, ...]
+) -> tuple[WorkloadSpec, ...]:
     raw = doc.get("workloads")
     if raw is None or raw == []:
         raise r.fail(
@@ -399,12 +402,14 @@ def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
         )
     if not isinstance(raw, list):
         raise r.fail(("workloads",), "must be an array of tables: write [[workloads]]")
+    hint = describe_url(servers)
     out: list[WorkloadSpec] = []
     for i, item in enumerate(raw):
         path: Path_ = ("workloads", i)
         w = r.table(item, path, _WORKLOAD)
-        name = r.get(w, path, "name", _str, "a workload name", required=True)
-        if name not in r.catalog.names:
+        script = _script(r, w, path)
+        name = script.stem if script else r.get(w, path, "name", _str, "a name", required=True)
+        if script is None and name not in r.catalog.names:
             raise r.fail(
                 (*path, "name"),
                 f"unknown workload {name!r}; choose one of: {', '.join(r.catalog.names)}",
@@ -434,26 +439,65 @@ def _workloads(r: _Reader, doc: Mapping[str, Any]) -> tuple[WorkloadSpec, ...]:
             "a table of options",
             {},
         )
-        _check_options(r, path, name, options)
+        _check_options(r, path, name, options, _script_options(r, path, script, hint))
         spec = WorkloadSpec(
-            name=name, threads=tuple(threads), rate=tuple(rate), options=options, label=label
+            name=name,
+            threads=tuple(threads),
+            rate=tuple(rate),
+            options=options,
+            label=label,
+            script=None if script is None else str(script),
+            script_sha256=None if script is None else file_sha256(script),
         )
+        if spec.label is None and not _NAME.fullmatch(spec.key):
+            r.name(path, spec.key, 'script name (or give it label = "...")')
         if any(o.key == spec.key for o in out):
             raise r.fail((*path, "name"), f'a second {spec.key!r}: give one of them label = "..."')
         out.append(spec)
     return tuple(out)
 
 
-def _check_options(r: _Reader, path: Path_, workload: str, options: dict[str, Any]) -> None:
+def _check_options(
+    r: _Reader, path: Path_, workload: str, options: dict[str, Any], script: ScriptOptions | None
+) -> None:
     """Each option on its own, so an error names the very key that is wrong."""
     for key, value in options.items():
         owner = _LAB_OWNED.get(key.replace("-", "_"))
         if owner is not None:
             raise r.fail((*path, "options", key), f"the lab sets this for every cell: use {owner}")
         try:
-            r.catalog.resolve(workload, {key: value})
+            if script is None:
+                r.catalog.resolve(workload, {key: value})
+            else:
+                script.check(key, value)
         except ConfigError as e:
             raise r.fail((*path, "options", key), str(e)) from None
+
+
+def _script_options(
+    r: _Reader, path: Path_, script: Path | None, db_hint: str
+) -> ScriptOptions | None:
+    """The script's declared options (loading it: a script that does not load fails here)."""
+    try:
+        return None if script is None else ScriptOptions(str(script), db_hint)
+    except OltpLabError as e:
+        raise r.fail((*path, "script"), str(e).splitlines()[0]) from None
+
+
+def _script(r: _Reader, w: Mapping[str, Any], path: Path_) -> Path | None:
+    """The script file a workload names, checked to exist (relative to the lab file)."""
+    given = r.get(w, path, "script", _str, "the path of a .lua file")
+    if given is None:
+        return None
+    if "name" in w:
+        raise r.fail(
+            (*path, "name"),
+            "a workload is a built-in (name) or a script (script), not both: remove one",
+        )
+    try:
+        return script_file(r.source, given)
+    except ConfigError as e:
+        raise r.fail((*path, "script"), str(e)) from None
 
 
 def _positive_ints(v: Any) -> list[int] | None:

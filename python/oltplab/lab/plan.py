@@ -151,6 +151,8 @@ def _workload_difference(old: WorkloadSpec, new: WorkloadSpec | None) -> str | N
         return f"workload {old.key} was removed"
     if new.options != old.options or new.name != old.name:
         return f"workload {old.key}'s options changed"
+    if (new.script, new.script_sha256) != (old.script, old.script_sha256):
+        return f"workload {old.key}'s script changed"
     for field, before, after in (
         ("threads", old.threads, new.threads),
         ("rate", old.rate, new.rate),

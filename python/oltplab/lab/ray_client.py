@@ -45,6 +45,8 @@ def read_client_ray(
                 "a distributed lab needs a server every client reaches, not an SQLite file",
             )
     for i, w in enumerate(workloads):
+        if w.script is not None:
+            raise r.fail(("workloads", i, "script"), "a script runs on this host only, not on Ray")
         fewest = min(w.threads, default=None)
         if clients is not None and fewest is not None and fewest < clients:
             raise r.fail(

@@ -1,9 +1,11 @@
 """sysbench Lua scripts in the drop-in mode (docs/lua.md): which test is a script, its command
 line, and its help, prepare, cleanup and custom commands, run by the engine's script runtime.
 
-A test is a script when it names a file that is not one of oltplab's built-in workloads: a path
-to an existing file, or a name found as sysbench finds it (the current directory, then its Lua
-search path, /usr/share/sysbench included). A built-in's name keeps running the native workload.
+A test is a script when it is a path to an existing file (even one named like a built-in:
+`./tpcc.lua` is the user's sysbench-tpcc), or a name that is not a built-in's found as sysbench
+finds it (the current directory, then its Lua search path). A built-in's name (`tpcc`,
+`oltp_read_write.lua`) and sysbench's own copies of its scripts (/usr/share/sysbench) keep running
+the native workload, which sends the same statements.
 """
 
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from oltplab import engine
+from oltplab._messages import without_url_secrets
 from oltplab._types import Json
 from oltplab.catalog import Catalog, OptionDef
 from oltplab.exceptions import ConfigError
@@ -21,16 +24,49 @@ from oltplab.sysbench_compat.options import SYSBENCH_OPTIONS
 from oltplab.sysbench_compat.output import BANNER, fatal_line, warning_line
 from oltplab.sysbench_compat.target import db_url
 
+SYSBENCH_SCRIPTS = Path("/usr/share/sysbench")  # Debian's copies of sysbench's scripts
+
+
+def native_equivalent(test: str, catalog: Catalog) -> str | None:
+    """The built-in workload a script's file name names (`./tpcc.lua` -> `tpcc`), if any."""
+    name = PurePosixPath(test).name.removesuffix(".lua")
+    return name if name in catalog.names else None
+
 
 def script_path(test: str, catalog: Catalog) -> str | None:
     """The script `test` names, or None when it names one of oltplab's native workloads."""
-    if PurePosixPath(test).name.removesuffix(".lua") in catalog.names:
-        return None
+    if native_equivalent(test, catalog) is not None:
+        if "/" not in test or Path(test).resolve().parent == SYSBENCH_SCRIPTS:
+            return None
+        return test if Path(test).is_file() else None
     if Path(test).is_file():
         return test
     if "/" not in test:
         return engine.script_find(test)
     return None
+
+
+def announce_native(prog: Sequence[str], args: Sequence[str], test: str, catalog: Catalog) -> None:
+    """On stderr, when the script's file is named like a built-in: see native_notice."""
+    workload = native_equivalent(test, catalog)
+    if workload is not None:
+        print(native_notice(prog, args, test, workload), file=sys.stderr, flush=True)
+
+
+def native_notice(prog: Sequence[str], args: Sequence[str], test: str, workload: str) -> str:
+    """The line saying that a file named like a built-in runs as written, and the command that
+    runs oltplab's native workload instead (passwords masked)."""
+    given = {test: workload, f"--test={test}": f"--test={workload}"}
+    native = [given.get(a) or _masked(a) for a in args]
+    command = " ".join([*prog, *native])
+    return f"oltplab: {test} runs as a Lua script; the native {workload} is: {command}"
+
+
+def _masked(arg: str) -> str:
+    name, eq, _ = arg.partition("=")
+    if eq and name.endswith("password"):
+        return f"{name}=***"
+    return without_url_secrets(arg)
 
 
 @dataclass(frozen=True)
@@ -100,7 +136,18 @@ def script_call(inv: ScriptInvocation) -> Json:
 
 
 def _spec(inv: ScriptInvocation) -> Json:
-    return {"script": script_call(inv), "db": db_url(inv.connection), "options": inv.options}
+    return script_spec(script_call(inv), db_url(inv.connection), inv.options)
+
+
+def script_spec(call: Json, db: str, options: Mapping[str, Any]) -> Json:
+    """The engine's document for a script's command: the call, the target, general options."""
+    return {"script": call, "db": db, "options": dict(options)}
+
+
+def report_hooks(spec: Json) -> frozenset[str]:
+    """The sysbench report hooks the script sets when it loads (as sysbench reads them)."""
+    hooks = engine.script_describe(spec)["hooks"]
+    return frozenset(h for h in hooks if h.startswith("report_"))
 
 
 def printer(inv: ScriptInvocation) -> Any:

@@ -12,7 +12,7 @@ use mlua::{ObjectLike, Table};
 use super::ctx::{Dists, LocalFuture, Output, Pacer, StateShared};
 use super::errors::one_line;
 use super::host::{Host, OptValue, ThreadEnv};
-use super::options::{export, help_text, ArgType, ScriptOption};
+use super::options::{export, help_text, invalid_option, ArgType, ScriptOption};
 use super::CommandSpec;
 use crate::driver::Target;
 use crate::error::{EngineError, Result};
@@ -181,7 +181,7 @@ pub fn option_values(
     declared: Option<&[ScriptOption]>,
     options: &Options,
 ) -> Result<Vec<(String, OptValue)>> {
-    let mut values = export(declared, &spec.script.args)?;
+    let mut values = export(declared, &spec.script.args, &spec.script.argv)?;
     for (name, value) in &mut values {
         let resolved = match name.as_str() {
             "threads" | "events" | "rand_spec_iter" | "rand_spec_pct" | "rand_spec_res" | "rand_seed" => {
@@ -206,6 +206,14 @@ pub fn on_own_thread<T: Send + 'static>(
     name: &str,
     work: impl FnOnce() -> LocalFuture<'static, Result<T>> + Send + 'static,
 ) -> Result<T> {
+    join_own_thread(spawn_own_thread(name, work)?)
+}
+
+/// Starts `work` on a thread of its own (see [`on_own_thread`]); [`join_own_thread`] waits for it.
+pub fn spawn_own_thread<T: Send + 'static>(
+    name: &str,
+    work: impl FnOnce() -> LocalFuture<'static, Result<T>> + Send + 'static,
+) -> Result<std::thread::JoinHandle<Result<T>>> {
     std::thread::Builder::new()
         .name(name.to_owned())
         .spawn(move || {
@@ -216,9 +224,46 @@ pub fn on_own_thread<T: Send + 'static>(
             let local = tokio::task::LocalSet::new();
             local.block_on(&rt, work())
         })
-        .map_err(|e| EngineError::Internal(format!("cannot start a thread: {e}")))?
-        .join()
-        .map_err(|_| EngineError::Internal("a script thread panicked".into()))?
+        .map_err(|e| EngineError::Internal(format!("cannot start a thread: {e}")))
+}
+
+pub fn join_own_thread<T>(handle: std::thread::JoinHandle<Result<T>>) -> Result<T> {
+    handle.join().map_err(|_| EngineError::Internal("a script thread panicked".into()))?
+}
+
+/// The script in a main state of its own (on the calling thread), its options checked and
+/// exported, as sysbench's main state (and its reporting thread's) has them.
+/// The script's validators (`def[4]`) have the values given.
+pub async fn main_loaded(cmd: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<(Loaded, Vec<(String, OptValue)>)> {
+    let (options, target) = cmd.resolve()?;
+    let pacer = Rc::new(CommandPacer { stop: stop.clone() });
+    let shared = state_shared(&target, &options, pacer, sink, 0, unique(&options))?;
+    let main = load(cmd, shared, 0, None).await?;
+    let values = option_values(cmd, main.description.options.as_deref(), &options)?;
+    validate(&main, &cmd.script.args, &cmd.script.argv)?;
+    main.host.set_options(&values).map_err(|e| load_error(&e))?;
+    let legacy = main.description.options.is_none();
+    main.host.export_options(&main.thread, legacy).map_err(|e| load_error(&e))?;
+    Ok((main, values))
+}
+
+/// Calls the validator of each declared option given a value, as sysbench's `set_option` does:
+/// one that returns false refuses the value.
+fn validate(main: &Loaded, given: &BTreeMap<String, Option<String>>, argv: &[String]) -> Result<()> {
+    if main.description.options.is_none() {
+        return Ok(());
+    }
+    for (name, value) in given {
+        let ok: bool = main
+            .host
+            .runtime()
+            .call_function("validate_option", (&main.thread.env, name.as_str(), value.as_deref()))
+            .map_err(|e| EngineError::Config(format!("the validator of --{name} failed: {}", one_line(&e))))?;
+        if !ok {
+            return Err(invalid_option(name, value.as_deref(), argv));
+        }
+    }
+    Ok(())
 }
 
 /// What the script defines (for `help` and the command line's checks).
@@ -286,15 +331,9 @@ enum Step {
 }
 
 async fn main_thread(spec: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<Step> {
-    let (options, target) = spec.resolve()?;
+    let (options, _) = spec.resolve()?;
     let name = spec.script.command.clone().unwrap_or_default();
-    let shared =
-        state_shared(&target, &options, Rc::new(CommandPacer { stop: stop.clone() }), sink, 0, unique(&options))?;
-    let loaded = load(spec, Rc::clone(&shared), 0, None).await?;
-    let Loaded { host, thread, description } = loaded;
-    let values = option_values(spec, description.options.as_deref(), &options)?;
-    host.set_options(&values).map_err(|e| load_error(&e))?;
-    host.export_options(&thread, description.options.is_none()).map_err(|e| load_error(&e))?;
+    let (Loaded { host, thread, description }, _) = main_loaded(spec, sink, stop).await?;
     let threads = options.uint("threads").max(1) as usize;
     if let Some(&parallel) = description.commands.get(&name) {
         if parallel && threads > 1 {
@@ -310,7 +349,7 @@ async fn main_thread(spec: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<Ste
             if description.functions.iter().any(|f| f == "help") {
                 host.call(&thread, "help", ()).await.map_err(|e| call_error("help", &e))?;
             } else if let Some(declared) = &description.options {
-                (shared.output)(&format!("{sname} options:\n{}", help_text(declared)));
+                sink.send(Progress::Output { text: format!("{sname} options:\n{}", help_text(declared)) });
             } else {
                 return Err(EngineError::config(format!("'{sname}' test does not implement the 'help' command.")));
             }

@@ -12,10 +12,11 @@ use std::task::Poll;
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::{self, StreamExt as _, TryStreamExt as _};
 
-use super::command::{load, on_own_thread, option_values, state_shared, CommandPacer};
+use super::command::{main_loaded, on_own_thread, state_shared};
 use super::ctx::{LocalFuture, Pacer};
 use super::errors::one_line;
 use super::host::{Host, OptValue, ThreadEnv};
+use super::reports::Reports;
 use super::{CommandSpec, ScriptSpec};
 use crate::db::DbError;
 use crate::driver::Target;
@@ -38,44 +39,45 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let script: ScriptSpec = serde_json::from_value(spec.script.clone().unwrap_or_default())?;
     let name: &'static str = Box::leak(super::command::script_name(&script.path).to_owned().into_boxed_str());
     let cmd = CommandSpec { script, db: spec.db.clone(), options: spec.options.clone(), target: spec.target.clone() };
-    let (values, legacy) = main_state(&cmd, sink, "init").await?;
+    let MainState { values, legacy, hooks } = main_state(&cmd, sink, "init").await?;
     let (_, target) = cmd.resolve()?;
     let load = Load { cmd: cmd.clone(), target, values, legacy, name, sink: sink.clone() };
     let resolved = spec.resolve_as(rand_defs(), move |_, _| Ok(Workload::Script(Box::new(load))))?;
-    let result = crate::exec::run_resolved(spec, resolved, sink, stop, crate::exec::engine_threads()).await?;
+    let threads = crate::exec::shared_state_threads(resolved.load.threads);
+    let reports = Reports::start(&cmd, sink, &hooks)?;
+    let run = crate::exec::run_resolved(spec, resolved, reports.sink(), stop, threads);
+    let result = reports.during(run).await?;
+    reports.cumulative(&result);
+    reports.finish().await;
     if result.facts.error.is_none() {
         main_state(&cmd, sink, "done").await?;
     }
     Ok(result)
 }
 
-/// Loads the script in a main state of its own (on a thread of its own), checks its options
-/// and calls its global `function` (`init`, `done`); the options' values for the run's states.
-async fn main_state(cmd: &CommandSpec, sink: &Sink, function: &'static str) -> Result<(Vec<(String, OptValue)>, bool)> {
+/// What `init` tells the run: the options' values for the run's states, whether the script
+/// declares none (legacy: every option a global), the hooks it sets.
+struct MainState {
+    values: Vec<(String, OptValue)>,
+    legacy: bool,
+    hooks: Vec<String>,
+}
+
+/// Loads the script in a main state of its own (on a thread of its own) and calls its global
+/// `function` (`init`, `done`).
+async fn main_state(cmd: &CommandSpec, sink: &Sink, function: &'static str) -> Result<MainState> {
     let (cmd, sink) = (cmd.clone(), sink.clone());
     let work = move || -> LocalFuture<'static, Result<_>> {
         Box::pin(async move {
-            let (options, target) = cmd.resolve()?;
-            let shared = state_shared(
-                &target,
-                &options,
-                Rc::new(CommandPacer { stop: Stop::new() }),
-                &sink,
-                0,
-                unique(&options),
-            )?;
-            let main = load(&cmd, shared, 0, None).await?;
+            let (main, values) = main_loaded(&cmd, &sink, &Stop::new()).await?;
             if function == "init" && !main.description.functions.iter().any(|f| f == "event") {
                 // sysbench requires it even of a script with a thread_run of its own.
                 let name = super::command::script_name(&cmd.script.path);
                 return Err(EngineError::Driver(format!("cannot find the event() function in {name}")));
             }
-            let values = option_values(&cmd, main.description.options.as_deref(), &options)?;
-            let legacy = main.description.options.is_none();
-            main.host.set_options(&values).map_err(|e| EngineError::Config(one_line(&e)))?;
-            main.host.export_options(&main.thread, legacy).map_err(|e| EngineError::Config(one_line(&e)))?;
             main.host.call(&main.thread, function, ()).await.map_err(|e| EngineError::Driver(failed(function, &e)))?;
-            Ok((values, legacy))
+            let legacy = main.description.options.is_none();
+            Ok(MainState { values, legacy, hooks: main.description.hooks })
         })
     };
     tokio::task::spawn_blocking(move || on_own_thread("oltplab-script", work))

@@ -15,6 +15,7 @@
 //! options.rs    the script's options: checked, exported, listed by `help`
 //! command.rs    prepare, cleanup, help and custom commands (a state per command thread)
 //! load.rs       `run` on the executor: the script as a workload, a state per engine thread
+//! reports.rs    the report hooks during a run, in a reporting state of their own
 //! harness.rs    N sysbench threads on one `LocalSet`, with a simple pacer (engine tests)
 //! errors.rs     Lua errors as one line naming the script's file:line
 //! ```
@@ -27,6 +28,7 @@ mod host;
 mod load;
 mod options;
 mod rand;
+mod reports;
 mod sql;
 
 use std::collections::BTreeMap;

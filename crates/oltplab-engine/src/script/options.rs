@@ -117,22 +117,24 @@ pub fn is_general(name: &str) -> bool {
 /// The values `sysbench.opt` holds: every general option, then the script's, each given value
 /// checked as sysbench checks it. `given` maps names (underscores) to the value typed (None: the
 /// bare `--name` of a boolean). A script that declares no options takes any option, as a string.
+/// `argv`: the command line, so that a refused option is named as it was typed.
 pub fn export(
     declared: Option<&[ScriptOption]>,
     given: &BTreeMap<String, Option<String>>,
+    argv: &[String],
 ) -> Result<Vec<(String, OptValue)>> {
     let mut out = Vec::new();
     for (name, kind, default) in GENERAL {
-        out.push((
-            (*name).to_owned(),
-            value_of(name, *kind, given.get(*name).and_then(Option::as_deref), Some(default))?,
-        ));
+        // The engine checked these; some take more than a C int here (`--report-interval=0.5`).
+        let kind = if *kind == ArgType::Int { ArgType::Double } else { *kind };
+        let value = given.get(*name).and_then(Option::as_deref);
+        out.push(((*name).to_owned(), value_of(name, kind, value, Some(default), argv)?));
     }
     let mut known: std::collections::BTreeSet<&str> = GENERAL.iter().map(|(n, ..)| *n).collect();
     for o in declared.unwrap_or_default() {
         // A bare `--name` of an option that is not a boolean sets it empty, as in sysbench.
         let value = given.get(&o.name).map(|v| v.clone().unwrap_or_else(|| bare(o.kind)));
-        out.push((o.name.clone(), value_of(&o.name, o.kind, value.as_deref(), o.default.as_deref())?));
+        out.push((o.name.clone(), value_of(&o.name, o.kind, value.as_deref(), o.default.as_deref(), argv)?));
         known.insert(&o.name);
     }
     for (name, value) in given {
@@ -140,7 +142,7 @@ pub fn export(
             continue;
         }
         if declared.is_some() {
-            return Err(EngineError::config(format!("invalid option: --{}", name.replace('_', "-"))));
+            return Err(invalid_option(name, value.as_deref(), argv));
         }
         out.push((name.clone(), OptValue::Text(value.clone().unwrap_or_default())));
     }
@@ -152,25 +154,49 @@ fn bare(kind: ArgType) -> String {
     if kind == ArgType::Bool { "on" } else { "" }.to_owned()
 }
 
-fn invalid(name: &str, value: &str) -> EngineError {
-    EngineError::config(format!("invalid option: --{name}={value}"))
+/// sysbench's refusal of an option it does not know or a value its type or validator refuses,
+/// naming the option as typed in `argv` (dashes or underscores).
+pub fn invalid_option(name: &str, value: Option<&str>, argv: &[String]) -> EngineError {
+    let typed = argv.iter().rev().find(|a| {
+        a.strip_prefix("--").is_some_and(|a| a.split('=').next().unwrap_or_default().replace('-', "_") == name)
+    });
+    let value = value.map(|v| format!("={v}")).unwrap_or_default();
+    let shown = typed.cloned().unwrap_or_else(|| format!("--{name}{value}"));
+    EngineError::config(format!("invalid option: {shown}"))
 }
 
 /// `value` (or the default) as sysbench stores and exports an option of type `kind`.
-fn value_of(name: &str, kind: ArgType, value: Option<&str>, default: Option<&str>) -> Result<OptValue> {
+fn value_of(
+    name: &str,
+    kind: ArgType,
+    value: Option<&str>,
+    default: Option<&str>,
+    argv: &[String],
+) -> Result<OptValue> {
     let text = value.or(default).unwrap_or("");
     Ok(match kind {
         ArgType::Bool => match text {
             "" | "on" | "true" | "1" => OptValue::Bool(!text.is_empty() || value.is_some()),
             "off" | "false" | "0" => OptValue::Bool(false),
-            other => return Err(invalid(name, other)),
+            other => return Err(invalid_option(name, Some(other), argv)),
         },
-        ArgType::Int => OptValue::Number(leading_number(text).trunc()),
+        ArgType::Int => OptValue::Number(int(name, text)?),
         ArgType::Double => OptValue::Number(leading_number(text)),
         ArgType::Size => OptValue::Number(size(text)),
         ArgType::String | ArgType::File => OptValue::Text(text.to_owned()),
         ArgType::List => OptValue::List(text.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect()),
     })
+}
+
+/// sysbench's `sb_opt_to_int`: the whole text a decimal C int (empty: 0), else refused.
+fn int(name: &str, text: &str) -> Result<f64> {
+    if text.is_empty() {
+        return Ok(0.0);
+    }
+    text.trim_start()
+        .parse::<i32>()
+        .map(f64::from)
+        .map_err(|_| EngineError::config(format!("Invalid value for the '{name}' option: '{text}'")))
 }
 
 /// C's `atof`: the longest numeric prefix, 0 when there is none.
@@ -231,25 +257,42 @@ mod tests {
     #[test]
     fn values_are_converted_as_sysbench_converts_them() {
         let declared = [opt("tables", ArgType::Double, Some("1")), opt("skip_trx", ArgType::Bool, Some("off"))];
-        let v = export(Some(&declared), &given(&[("tables", Some("2.5x")), ("skip_trx", None)])).unwrap();
+        let v = export(Some(&declared), &given(&[("tables", Some("2.5x")), ("skip_trx", None)]), &[]).unwrap();
         assert_eq!(get(&v, "tables"), OptValue::Number(2.5));
         assert_eq!(get(&v, "skip_trx"), OptValue::Bool(true));
         assert_eq!(get(&v, "threads"), OptValue::Number(1.0));
         assert_eq!(get(&v, "mysql_ignore_errors"), OptValue::List(vec!["1213".into(), "1020".into(), "1205".into()]));
-        let v = export(Some(&declared), &given(&[("tables", Some("abc"))])).unwrap();
+        let v = export(Some(&declared), &given(&[("tables", Some("abc"))]), &[]).unwrap();
         assert_eq!(get(&v, "tables"), OptValue::Number(0.0));
     }
 
     #[test]
     fn bad_booleans_and_unknown_options_are_refused_as_sysbench_refuses_them() {
         let declared = [opt("skip_trx", ArgType::Bool, Some("off"))];
-        let e = export(Some(&declared), &given(&[("skip_trx", Some("maybe"))])).unwrap_err();
+        let e = export(Some(&declared), &given(&[("skip_trx", Some("maybe"))]), &[]).unwrap_err();
         assert_eq!(e.to_string(), "invalid option: --skip_trx=maybe");
-        let e = export(Some(&declared), &given(&[("nosuch", Some("1"))])).unwrap_err();
-        assert_eq!(e.to_string(), "invalid option: --nosuch");
+        let e = export(Some(&declared), &given(&[("nosuch", Some("1"))]), &[]).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: --nosuch=1");
+        let argv = ["sysbench".to_owned(), "--no-such=1".to_owned()];
+        let e = export(Some(&declared), &given(&[("no_such", Some("1"))]), &argv).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: --no-such=1");
         // A script without options of its own takes anything, as a string.
-        let v = export(None, &given(&[("nosuch", Some("1"))])).unwrap();
+        let v = export(None, &given(&[("nosuch", Some("1"))]), &[]).unwrap();
         assert_eq!(get(&v, "nosuch"), OptValue::Text("1".into()));
+    }
+
+    #[test]
+    fn ints_are_whole_c_ints_as_sysbench_reads_them() {
+        let declared = [opt("n", ArgType::Int, Some("3"))];
+        assert_eq!(
+            get(&export(Some(&declared), &given(&[("n", Some("-7"))]), &[]).unwrap(), "n"),
+            OptValue::Number(-7.0)
+        );
+        assert_eq!(get(&export(Some(&declared), &given(&[]), &[]).unwrap(), "n"), OptValue::Number(3.0));
+        for bad in ["x", "2.5", "99999999999"] {
+            let e = export(Some(&declared), &given(&[("n", Some(bad))]), &[]).unwrap_err();
+            assert_eq!(e.to_string(), format!("Invalid value for the 'n' option: '{bad}'"));
+        }
     }
 
     #[test]

@@ -5,12 +5,16 @@ import sys
 from oltplab import runner
 from oltplab.catalog import load_catalog
 from oltplab.cli import exitcodes
+from oltplab.cli.argv import wants_help
+from oltplab.cli.commands import script_verbs
 from oltplab.cli.display import PrepareDisplay, banner
-from oltplab.cli.parser import parse_verb
+from oltplab.cli.parser import is_script, parse_verb
 from oltplab.cli.progress import StatusLine
 
 
 def main(args: list[str]) -> int:
+    if is_script(args) and not wants_help(args):
+        return script_verbs.main("cleanup", args)
     catalog = load_catalog()
     parsed = parse_verb("cleanup", args, catalog)
     if parsed is None:

@@ -7,8 +7,10 @@ from typing import Any
 from oltplab._types import Json
 from oltplab.catalog import load_catalog
 from oltplab.cli import exitcodes
+from oltplab.cli.argv import wants_help
+from oltplab.cli.commands import script_verbs
 from oltplab.cli.display import PrepareDisplay, banner
-from oltplab.cli.parser import parse_verb
+from oltplab.cli.parser import is_script, parse_verb
 from oltplab.cli.progress import StatusLine
 from oltplab.redact import redact_url
 from oltplab.runners import runner_for
@@ -25,6 +27,8 @@ def prepared_what(workload: str, options: Mapping[str, Any], result: Json) -> st
 
 
 def main(args: list[str]) -> int:
+    if is_script(args) and not wants_help(args):
+        return script_verbs.main("prepare", args)
     catalog = load_catalog()
     parsed = parse_verb("prepare", args, catalog)
     if parsed is None:

@@ -15,7 +15,12 @@ from oltplab.defaultdb import DefaultDb
 from oltplab.metrics import parse_metrics
 from oltplab.runners import runner_for
 from oltplab.sysbench_compat.argv import VERBOSITY_NOTICE
-from oltplab.sysbench_compat.script import script_printer
+from oltplab.sysbench_compat.script import (
+    announce_native,
+    report_hooks,
+    script_printer,
+    script_spec,
+)
 
 
 def _preparing(default: DefaultDb) -> str:
@@ -27,15 +32,18 @@ def _run_script(args: list[str]) -> int:
     """`oltplab run PATH.lua --db URL [options]`: a sysbench script's events (docs/lua.md)."""
     catalog = load_catalog()
     parsed = parse_script_verb("run", args, catalog)
+    announce_native(["oltplab", "run"], args, parsed.script, catalog)
+    call = {"path": parsed.script, "command": "run", "argv": ["oltplab", "run", *args]}
+    replaced = report_hooks(script_spec(call, parsed.db, parsed.options))
     status = StatusLine(sys.stderr)
-    display = RunDisplay(sys.stdout, status, catalog.resolve_script(parsed.script, parsed.options))
+    effective = catalog.resolve_script(parsed.script, parsed.options)
+    display = RunDisplay(sys.stdout, status, effective, replaced=replaced)
     show = script_printer(VERBOSITY_NOTICE)
 
     def on_event(event: Json) -> None:
         display.on_event(event)
         show(event)
 
-    call = {"path": parsed.script, "command": "run", "argv": ["oltplab", "run", *args]}
     try:
         result = runner.run(
             parsed.script,

@@ -35,11 +35,14 @@ from oltplab.sysbench_compat.output import (
 )
 from oltplab.sysbench_compat.script import (
     ScriptInvocation,
+    announce_native,
     parse_script_argv,
     printer,
+    report_hooks,
     run_script,
     script_call,
     script_path,
+    script_spec,
 )
 
 __all__ = ["fatal_line", "main"]
@@ -73,12 +76,18 @@ class _RunHow:
     out: Path | None
     script: Json | None = None  # a script's call (sysbench_compat/script.py)
     on_event: Callable[[Json], None] | None = None  # besides the report: a script's output
+    replaced: frozenset[str] = frozenset()  # the script's report hooks (display.py)
 
 
 def run_with_report(how: _RunHow, db: str, args: list[str]) -> int:
     """Runs the load, printing sysbench's report; returns the exit code."""
     display = RunDisplay(
-        _report_stream(how.verbosity), None, how.effective, header=BANNER, summary=False
+        _report_stream(how.verbosity),
+        None,
+        how.effective,
+        header=BANNER,
+        summary=False,
+        replaced=how.replaced,
     )
     extra = how.on_event
 
@@ -166,6 +175,7 @@ def main(args: list[str]) -> int:
     script = _script_named(args, catalog)
     if script is not None:
         sinv = parse_script_argv(args, script, catalog)
+        announce_native(["oltplab", "sysbench"], args, script, catalog)
         if sinv.command == "run":
             return _run_script(sinv, catalog, args)
         return run_script(sinv)
@@ -180,7 +190,9 @@ def _run_script(inv: ScriptInvocation, catalog: Catalog, args: list[str]) -> int
     for warning in inv.warnings if inv.verbosity >= VERBOSITY_WARNING else ():
         print(warning_line(warning), file=sys.stderr)
     effective = catalog.resolve_script(inv.path, inv.options)
+    call = script_call(inv)
+    replaced = report_hooks(script_spec(call, db_url(inv.connection), inv.options))
     how = _RunHow(
-        inv.path, inv.options, effective, inv.verbosity, None, script_call(inv), printer(inv)
+        inv.path, inv.options, effective, inv.verbosity, None, call, printer(inv), replaced
     )
     return run_with_report(how, db_url(inv.connection), args)

@@ -544,6 +544,53 @@ local function require_in_env(name)
 end
 
 -------------------------------------------------------------------------------------------
+-- sysbench.histogram: sysbench's bounded histograms on a log scale (its sb_histogram.c),
+-- `size` buckets from range_min to range_max; one per state, as in sysbench
+-------------------------------------------------------------------------------------------
+local histogram_methods = {}
+
+function histogram_methods:update(value)
+  local i = G.math.floor((G.math.log(value) - self.deduct) * self.mult + 0.5)
+  i = G.math.max(0, G.math.min(i, self.size - 1))
+  self.counts[i] = self.counts[i] + 1
+end
+
+-- sysbench prints the buckets that counted something, with bars scaled to the fullest.
+function histogram_methods:print()
+  local counts, most = self.counts, 0
+  for i = 0, self.size - 1 do
+    most = G.math.max(most, counts[i])
+  end
+  if most == 0 then
+    return
+  end
+  local out = { "       value  ------------- distribution ------------- count\n" }
+  for i = 0, self.size - 1 do
+    local n = counts[i]
+    if n > 0 then
+      local bar = G.string.rep("*", G.math.floor(n * 40 / most + 0.5))
+      out[#out + 1] = format("%12.3f |%-40s %d\n", G.math.exp(i / self.mult + self.deduct), bar, n)
+    end
+  end
+  G.io.write(G.table.concat(out))
+end
+
+local histogram_mt = { __index = namespace("sb_histogram", histogram_methods),
+                       __tostring = function() return "<sb_histogram>" end }
+
+local histogram = namespace("sysbench.histogram", {
+  new = function(size, range_min, range_max)
+    local deduct = G.math.log(range_min)
+    local counts = {}
+    for i = 0, size - 1 do
+      counts[i] = 0
+    end
+    local mult = (size - 1) / (G.math.log(range_max) - deduct)
+    return setmetatable({ size = size, deduct = deduct, mult = mult, counts = counts }, histogram_mt)
+  end,
+})
+
+-------------------------------------------------------------------------------------------
 -- The shared globals every environment reads through, and the environments themselves
 -------------------------------------------------------------------------------------------
 local sysbench_shared = {
@@ -556,6 +603,7 @@ local sysbench_shared = {
   report_default = report_default,
   report_csv = report_csv,
   report_json = report_json,
+  histogram = histogram,
 }
 local sysbench_mt = { __index = sysbench_shared }
 local cmdline_mt = { __index = cmdline_shared }
@@ -630,6 +678,18 @@ end
 
 -- sysbench exports the options after the top level ran: sysbench.opt, and for a script that
 -- declares no options of its own, every option as a global as well.
+-- sysbench's validator of option `name` (`def[4]`), given the value typed (nil: a bare
+-- `--name`): whether it takes it. sysbench passes C strings, which ffi.string reads; these are
+-- Lua strings, which ffi.string reads too.
+function M.validate_option(env, name, value)
+  local def = env.sysbench.cmdline.options[name]
+  local check = type(def) == "table" and def[4] or nil
+  if type(check) ~= "function" then
+    return true
+  end
+  return check(name, value) and true or false
+end
+
 function M.export_options(env, legacy)
   env.sysbench.opt = setmetatable({}, opt_mt)
   if legacy then

@@ -1,0 +1,110 @@
+"""Which test runs (a file named like a built-in runs as written; a built-in's name runs the
+native workload), and `oltplab prepare|cleanup PATH.lua --db URL` on real MariaDB and
+PostgreSQL (docs/lua.md)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from oltplab.servers import MariaDBServer, PostgresServer
+from tests.drivers.commands import oltplab_done
+from tests.lua.test_dropin_commands import DEBIAN
+from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
+
+OWN = 'function prepare()\n  print("the user\'s own " .. sysbench.cmdline.script_path)\nend\n'
+
+
+def test_a_path_named_like_a_built_in_runs_the_script_and_names_the_native_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tpcc.lua").write_text(OWN)
+    done = sysbench_cmd("./tpcc.lua", "--mysql-password=secret", "prepare", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "the user's own ./tpcc.lua" in done.stdout
+    assert done.stderr == (
+        "oltplab: ./tpcc.lua runs as a Lua script; the native tpcc is: "
+        "oltplab sysbench tpcc --mysql-password=*** prepare\n"
+    )
+    elsewhere = tmp_path / "x"
+    elsewhere.mkdir()
+    (elsewhere / "oltp_point_select.lua").write_text(OWN)
+    absolute = str(elsewhere / "oltp_point_select.lua")
+    done = sysbench_cmd(absolute, "prepare", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"the user's own {absolute}" in done.stdout
+    assert "the native oltp_point_select is: oltplab sysbench oltp_point_select prepare" in (
+        done.stderr
+    )
+
+
+def test_a_built_in_name_runs_the_native_workload(tmp_path: Path) -> None:
+    """Even beside a file of that name, and for sysbench's own copy of the script."""
+    (tmp_path / "oltp_point_select.lua").write_text(OWN)
+    db = ["--db-driver=sqlite", f"--sqlite-db={tmp_path / 'x.db'}", "--table-size=10"]
+    for test in ("oltp_point_select", str(DEBIAN / "oltp_point_select.lua")):
+        done = sysbench_cmd(test, *db, "prepare", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "Creating table 'sbtest1'..." in done.stdout
+        assert "the user's own" not in done.stdout
+        assert "runs as a Lua script" not in done.stderr
+        assert sysbench_cmd(test, *db, "cleanup", cwd=tmp_path).returncode == 0
+
+
+def _tables(server: MariaDBServer | PostgresServer) -> list[str]:
+    schema = server.database if isinstance(server, MariaDBServer) else "public"
+    rows = server.query(
+        "SELECT table_name FROM information_schema.tables "
+        f"WHERE table_schema = '{schema}' AND table_name LIKE 'sbtest%' ORDER BY table_name",
+        database=server.database,
+    )
+    return [row[0] for row in rows]
+
+
+@pytest.fixture(params=["mariadb", "postgres"])
+def server(request: pytest.FixtureRequest) -> MariaDBServer | PostgresServer:
+    server: MariaDBServer | PostgresServer = request.getfixturevalue(f"{request.param}_empty_db")
+    return server
+
+
+def test_prepare_and_cleanup_run_the_scripts_own(
+    tmp_path: Path, server: MariaDBServer | PostgresServer
+) -> None:
+    shutil.copy(DEBIAN / "oltp_common.lua", tmp_path)
+    shutil.copy(DEBIAN / "oltp_read_only.lua", tmp_path / "oltp_read_only.lua")
+    script = "./oltp_read_only.lua"
+    server.query("DROP TABLE IF EXISTS sbtest1, sbtest2, sbtest3", database=server.database)
+    data = ["--tables=3", "--table-size=50"]
+    done = oltplab_done("prepare", script, "--db", server.url, *data, "--threads=2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Initializing worker threads...") == 1  # its PARALLEL_COMMAND
+    assert done.stdout.count("Inserting 50 records into 'sbtest") == 3
+    assert f"with {script} in " in done.stdout.splitlines()[-1]
+    assert server.password not in done.stdout + done.stderr
+    assert "the native oltp_read_only is: oltplab prepare oltp_read_only --db" in done.stderr
+    assert _tables(server) == ["sbtest1", "sbtest2", "sbtest3"]
+    rows = server.query("SELECT COUNT(*) FROM sbtest3", database=server.database)
+    assert rows == [["50"]]
+
+    done = oltplab_done("cleanup", script, "--db", server.url, *data, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Dropping table 'sbtest3'..." in done.stdout
+    assert _tables(server) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["prepare", "./kv.lua"], "give --db URL for ./kv.lua"),
+        (["cleanup", "./kv.lua", "--db", "mysql://u@127.0.0.1/x", "--ray"], "--ray: a sysbench"),
+        (["run", "./kv.lua", "--db", "mysql://u@127.0.0.1/x", "--ray=auto"], "drop --ray"),
+    ],
+)
+def test_script_verbs_refuse_bad_input_in_one_line(
+    tmp_path: Path, args: list[str], says: str
+) -> None:
+    (tmp_path / "kv.lua").write_text("function event() end\n")
+    done = oltplab_done(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert says in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
