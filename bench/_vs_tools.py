@@ -55,6 +55,19 @@ def data_args(tables: int, table_size: int) -> list[str]:
 
 # A second oltplab, the one before a change: its package is found first on PYTHONPATH (--before).
 BEFORE = "oltplab-before"
+# bench/lua_vs_sysbench.py: a workload that is a path to a .lua file is that script, run by
+# oltplab and sysbench alike; NATIVE is oltplab's native workload of the script's name (the
+# copies are named SCRIPT_PREFIX + a built-in's name, so that the script itself runs).
+NATIVE = "oltplab-native"
+SCRIPT_PREFIX = "lua_"
+
+
+def is_script(workload: str) -> bool:
+    return workload.endswith(".lua")
+
+
+def native_of(script: str) -> str:
+    return Path(script).stem.removeprefix(SCRIPT_PREFIX)
 
 
 def oltplab_for(tool: str, args: argparse.Namespace, *oltplab_args: str) -> list[str]:
@@ -124,13 +137,15 @@ def run_once(
         "--report-interval=0", "--percentile=95",
     ]  # fmt: skip
     over = "" if transport == "tcp" else f"-{transport}"
-    out_dir = args.base_dir / "runs" / f"{server.engine}-{workload}-{threads}{over}-{pair}-{tool}"
+    name = Path(workload).stem
+    out_dir = args.base_dir / "runs" / f"{server.engine}-{name}-{threads}{over}-{pair}-{tool}"
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     run.out_dir = str(out_dir)
     if tool != SYSBENCH:
         url = oltplab_url(server, transport)
-        argv = oltplab_for(tool, args, "run", workload, f"--db={url}", *common, f"--out={out_dir}")
+        what = native_of(workload) if tool == NATIVE else workload
+        argv = oltplab_for(tool, args, "run", what, f"--db={url}", *common, f"--out={out_dir}")
     else:
         argv = [SYSBENCH, workload, *sysbench_db_args(server, transport), *common, "run"]
     pinned = transport == "pinned"

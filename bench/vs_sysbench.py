@@ -38,6 +38,8 @@ from _vs_run import Run, from_json
 from _vs_server import enable_pg_stat_statements, pg_stat_statements_available
 from _vs_tools import BEFORE, load_run_data, prepare_once, run_once, sysbench_version
 
+from oltplab.servers import ManagedServer
+
 TOOLS = ("oltplab", "sysbench")
 # With --before: the oltplab before a change first in each pair, then this one, then sysbench.
 TOOLS_WITH_BEFORE = (BEFORE, "oltplab", "sysbench")
@@ -166,15 +168,11 @@ def server_vars(args: argparse.Namespace, engine: str) -> dict[str, str | int]:
     return out
 
 
-def run_engine(
-    engine: str,
-    configs: Sequence[tuple[str, int, str]],
-    args: argparse.Namespace,
-    facts: dict[str, Any],
-    runs: list[Run],
-    prepares: list[Run],
-) -> None:
-    largest = max(n for _, n, _ in configs)
+def bench_server(
+    engine: str, largest: int, args: argparse.Namespace, facts: dict[str, Any]
+) -> tuple[ManagedServer, bool]:
+    """A private server for `largest` connections (and the timed prepare's), its settings
+    recorded in `facts`; whether pg_stat_statements counts its statements."""
     max_conn = max(largest, args.prepare_threads) + SPARE_CONNECTIONS
     extra = server_vars(args, engine)
     if engine == "mariadb":
@@ -186,9 +184,21 @@ def run_engine(
     if pgss:
         extra.setdefault("shared_preload_libraries", "pg_stat_statements")
     server = start_server(engine, args.base_dir, max_conn, extra)
+    facts["servers"][server.display_name] = server.version
+    facts["server_settings"][engine] = {"max_connections": max_conn, **extra}
+    return server, pgss
+
+
+def run_engine(
+    engine: str,
+    configs: Sequence[tuple[str, int, str]],
+    args: argparse.Namespace,
+    facts: dict[str, Any],
+    runs: list[Run],
+    prepares: list[Run],
+) -> None:
+    server, pgss = bench_server(engine, max(n for _, n, _ in configs), args, facts)
     try:
-        facts["servers"][server.display_name] = server.version
-        facts["server_settings"][engine] = {"max_connections": max_conn, **extra}
         for pair in range(1, args.prepare_pairs + 1):
             for tool in args.tools:
                 p = prepare_once(server, tool, pair, args)
