@@ -101,17 +101,21 @@ def same_work(o: Run, s: Run) -> tuple[bool | None, float]:
 
 
 def goals(runs: Sequence[Run], prepares: Sequence[Run]) -> list[Goal]:
-    """Issue 22's goals, on loopback TCP (the socket rows are reported beside them)."""
+    """Issue 22's goals, on loopback TCP (pinned apart: throughput; the socket rows are
+    reported beside them)."""
     out = []
     read = {label: get for label, get, _ in METRICS}  # by name: the order is the table's
     tps_of, cpu_of = read["tps"], read["client CPU/txn µs"]
     rss_of, setup_of = read["peak RSS MB"], read["set-up s"]
     for config in configs_of(runs):
         engine, workload, threads, transport = config
-        if transport != "tcp":
-            continue
         pairs = pairs_of(runs, config)
         label = f"{workload} at {threads:,} threads"
+        if transport == "pinned" and threads == 8 and workload == "oltp_point_select":
+            out.append(Goal(f"throughput pinned apart, {label}", engine, "≥ 1.0",
+                            median_ratio(pairs, tps_of)))  # fmt: skip
+        if transport != "tcp":
+            continue
         if threads in (8, 64) and workload in ("oltp_point_select", "oltp_read_write"):
             out.append(Goal(f"client CPU/txn, {label}", engine, "≤ 0.9",
                             median_ratio(pairs, cpu_of), kernel_floor(pairs)))  # fmt: skip

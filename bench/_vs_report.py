@@ -29,7 +29,8 @@ END = "<!-- bench/vs_sysbench.py: end -->"
 LEGEND = [
     "- *tps*, *p95*: run.json's summary; sysbench's final report.",
     "- *over*: loopback TCP (127.0.0.1), or the server's Unix socket (both tools: sysbench's "
-    "`--mysql-socket`, `--pgsql-host=DIR`; oltplab's `?socket=`).",
+    "`--mysql-socket`, `--pgsql-host=DIR`; oltplab's `?socket=`); *pinned*: loopback TCP with "
+    "the client on core 0 (`taskset`) and the server's processes and threads on the others.",
     "- *client CPU/txn*: user + system CPU of the client process (all threads, /proc) from its "
     '"Threads started!" line to its final report, over the transactions: the load alone, '
     "not start-up, connecting or the report. *client kernel %*: its system-time share.",
@@ -194,7 +195,7 @@ def docs_block(runs: Sequence[Run], prepares: Sequence[Run], facts: dict[str, An
         f"{facts['sysbench']}; {versions}. Run data: {facts['tables']} x "
         f"{facts['table_size']:,}-row tables loaded once per server; {facts['time_s']:g} s per "
         f"run, {facts['pairs']} pairs (oltplab then sysbench) per configuration, loopback TCP "
-        "unless the row says socket, "
+        "unless the row says socket (pinned: apart from the server), "
         f"prepared statements, every other option at its default (both tools: the same). Server "
         f"settings: {facts['server_settings']}. Host CPU busy (all processes; 100 % = every "
         f"core) in the {facts['busy_window_s']:g} s before each run and while its load ran: in "

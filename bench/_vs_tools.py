@@ -8,9 +8,11 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from _common import host_busy_pct, oltplab_argv, wait_idle
+from _vs_pin import client_prefix, pinned_apart
 from _vs_run import Run
 from _vs_server import counter_deltas, server_counters, server_cpu_total_s
 from _vs_watch import last_line, watch
@@ -28,9 +30,10 @@ RUN_GRACE_S = 300.0
 
 def sysbench_db_args(server: ManagedServer, transport: str = "tcp") -> list[str]:
     """sysbench's own connection options for the server's benchmark account, over loopback
-    TCP or the server's Unix socket (`--mysql-socket`; libpq takes a directory as its host)."""
+    TCP (pinned or not) or the server's Unix socket (`--mysql-socket`; libpq takes a
+    directory as its host)."""
     driver = "mysql" if server.engine == "mariadb" else "pgsql"
-    if transport == "tcp":
+    if transport != "socket":
         where = [f"--{driver}-host={server.host}", f"--{driver}-port={server.port}"]
     elif driver == "mysql":
         where = [f"--mysql-socket={server.socket_path}"]
@@ -43,7 +46,7 @@ def sysbench_db_args(server: ManagedServer, transport: str = "tcp") -> list[str]
 
 
 def oltplab_url(server: ManagedServer, transport: str) -> str:
-    return server.url if transport == "tcp" else server.socket_url
+    return server.socket_url if transport == "socket" else server.url
 
 
 def data_args(tables: int, table_size: int) -> list[str]:
@@ -52,6 +55,19 @@ def data_args(tables: int, table_size: int) -> list[str]:
 
 # A second oltplab, the one before a change: its package is found first on PYTHONPATH (--before).
 BEFORE = "oltplab-before"
+# bench/lua_vs_sysbench.py: a workload that is a path to a .lua file is that script, run by
+# oltplab and sysbench alike; NATIVE is oltplab's native workload of the script's name (the
+# copies are named SCRIPT_PREFIX + a built-in's name, so that the script itself runs).
+NATIVE = "oltplab-native"
+SCRIPT_PREFIX = "lua_"
+
+
+def is_script(workload: str) -> bool:
+    return workload.endswith(".lua")
+
+
+def native_of(script: str) -> str:
+    return Path(script).stem.removeprefix(SCRIPT_PREFIX)
 
 
 def oltplab_for(tool: str, args: argparse.Namespace, *oltplab_args: str) -> list[str]:
@@ -121,19 +137,24 @@ def run_once(
         "--report-interval=0", "--percentile=95",
     ]  # fmt: skip
     over = "" if transport == "tcp" else f"-{transport}"
-    out_dir = args.base_dir / "runs" / f"{server.engine}-{workload}-{threads}{over}-{pair}-{tool}"
+    name = Path(workload).stem
+    out_dir = args.base_dir / "runs" / f"{server.engine}-{name}-{threads}{over}-{pair}-{tool}"
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     run.out_dir = str(out_dir)
     if tool != SYSBENCH:
         url = oltplab_url(server, transport)
-        argv = oltplab_for(tool, args, "run", workload, f"--db={url}", *common, f"--out={out_dir}")
+        what = native_of(workload) if tool == NATIVE else workload
+        argv = oltplab_for(tool, args, "run", what, f"--db={url}", *common, f"--out={out_dir}")
     else:
         argv = [SYSBENCH, workload, *sysbench_db_args(server, transport), *common, "run"]
+    pinned = transport == "pinned"
+    argv = [*client_prefix(), *argv] if pinned else argv
     run.argv = [a.replace(server.password, "***") for a in argv]
     before = server_counters(server, pgss)
     server_cpu0 = server_cpu_total_s(server)
-    seen = watch(argv, args.time + RUN_GRACE_S)
+    with pinned_apart(server) if pinned else nullcontext():
+        seen = watch(argv, args.time + RUN_GRACE_S)
     wait_idle(server)  # PostgreSQL's backends count their statements when they exit
     server_cpu1 = server_cpu_total_s(server)
     run.counters = counter_deltas(before, server_counters(server, pgss))

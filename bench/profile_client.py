@@ -12,7 +12,9 @@ For one tool, workload and thread count it runs the client three times, `--time`
    runtime scheduling, workload code, recorders, ...), in % of the client's CPU and in µs per
    transaction;
 3. `strace -c -f` attached the same way: system calls per transaction, by call (the
-   transactions of the window estimated from the run's, in proportion to the time).
+   transactions of the window estimated from the run's, in proportion to the time);
+4. `perf stat` attached the same way: per transaction, the CPU (task-clock), context switches,
+   the wake-ups the client makes (sched:sched_wakeup) and the socket and polling calls.
 
     .venv/bin/python bench/profile_client.py --tool oltplab --db mysql://sb:PW@127.0.0.1:3306/sb \\
         --workload oltp_point_select --threads 8 --time 10 --tables 1 --table-size 10000
@@ -70,6 +72,12 @@ GROUP_PATTERNS = [
     ("libc, other", r"libc[.-]|__libc|__GI_"),
 ]
 GROUPS = [(name, re.compile(pattern)) for name, pattern in GROUP_PATTERNS]
+# perf stat's events: the client's CPU, its switches, the wake-ups it makes, its socket calls.
+STAT_EVENTS = (
+    "task-clock", "context-switches", "cpu-migrations", "sched:sched_wakeup",
+    *(f"syscalls:sys_enter_{call}" for call in ("sendto", "recvfrom", "epoll_wait", "poll",
+                                                "futex", "read", "write")),
+)  # fmt: skip
 OTHER = "other (unresolved symbols)"
 
 
@@ -82,7 +90,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--time", type=float, default=10.0, help="seconds of load per run [10]")
     ap.add_argument("--tables", type=int, default=1)
     ap.add_argument("--table-size", type=int, default=10_000)
-    ap.add_argument("--skip", default="", help="comma-separated: plain, perf, strace")
+    ap.add_argument("--skip", default="", help="comma-separated: plain, perf, strace, stat")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     return ap.parse_args(argv)
 
@@ -194,6 +202,21 @@ def strace_calls(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     return dict(sorted(calls.items(), key=lambda kv: -kv[1]))
 
 
+def perf_stat(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
+    """perf stat's counts per transaction during the load (task-clock in µs)."""
+    log = tmp / "perf-stat.csv"
+    tracer = ["perf", "stat", "-x", ",", "-o", str(log), "-e", ",".join(STAT_EVENTS)]
+    txns, seen = attached(args, tmp / "stat-run", tracer)
+    per_txn = max(txns * seen, 1)
+    counts: dict[str, float] = {}
+    for line in log.read_text().splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[0].replace(".", "", 1).isdigit():
+            value, name = float(fields[0]), fields[2].removeprefix("syscalls:sys_enter_")
+            counts[name] = value * 1e3 / per_txn if name == "task-clock" else value / per_txn
+    return counts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     skip = set(args.skip.split(","))
@@ -220,6 +243,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["syscalls_per_txn"] = calls
             top = ", ".join(f"{name} {n:.2f}" for name, n in list(calls.items())[:6])
             print(f"  syscalls/txn: {sum(calls.values()):.2f} ({top})")
+        if "stat" not in skip:
+            counts = perf_stat(args, tmp)
+            result["perf_stat_per_txn"] = counts
+            shown = (f"{name} {n:.2f}{' µs' if name == 'task-clock' else ''}"
+                     for name, n in counts.items())  # fmt: skip
+            print("  per txn: " + ", ".join(shown))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
     return 0

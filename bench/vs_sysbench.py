@@ -38,6 +38,8 @@ from _vs_run import Run, from_json
 from _vs_server import enable_pg_stat_statements, pg_stat_statements_available
 from _vs_tools import BEFORE, load_run_data, prepare_once, run_once, sysbench_version
 
+from oltplab.servers import ManagedServer
+
 TOOLS = ("oltplab", "sysbench")
 # With --before: the oltplab before a change first in each pair, then this one, then sysbench.
 TOOLS_WITH_BEFORE = (BEFORE, "oltplab", "sysbench")
@@ -46,6 +48,9 @@ QUICK_CONFIGS = ["oltp_point_select=4", "oltp_read_write=4", "oltp_read_only=64"
 # Run again over the server's Unix socket (both tools), beside loopback TCP.
 DEFAULT_SOCKET_CONFIGS = ["oltp_point_select=8", "oltp_read_write=8"]
 QUICK_SOCKET_CONFIGS = ["oltp_point_select=4"]
+# Run again over loopback TCP with the client on one core and the server on the others.
+DEFAULT_PINNED_CONFIGS = ["oltp_point_select=8"]
+QUICK_PINNED_CONFIGS: list[str] = []
 # The largest MariaDB accepts; sysbench prepares (statement kinds x tables + 2) per connection.
 MAX_PREPARED_STMT_COUNT = 4_194_304
 STATEMENT_KINDS = 10  # oltp_read_write's 9 kinds, rounded up
@@ -77,6 +82,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--socket-configs", nargs="*", default=None, metavar="WORKLOAD=N,N",
         help="also run these over the server's Unix socket; none without a value "
         f"[{' '.join(DEFAULT_SOCKET_CONFIGS)}]",
+    )  # fmt: skip
+    ap.add_argument(
+        "--pinned-configs", nargs="*", default=None, metavar="WORKLOAD=N,N",
+        help="also run these pinned apart (the client on core 0, the server on the others); "
+        f"none without a value [{' '.join(DEFAULT_PINNED_CONFIGS)}]",
     )  # fmt: skip
     ap.add_argument("--pairs", type=int, default=None, help="A B pairs per configuration [2]")
     ap.add_argument("--time", type=float, default=None, help="seconds of load per run [15]")
@@ -132,6 +142,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "prepare_table_size": 20_000 if quick else 1_000_000,
         "configs": QUICK_CONFIGS if quick else DEFAULT_CONFIGS,
         "socket_configs": QUICK_SOCKET_CONFIGS if quick else DEFAULT_SOCKET_CONFIGS,
+        "pinned_configs": QUICK_PINNED_CONFIGS if quick else DEFAULT_PINNED_CONFIGS,
     }  # fmt: skip
     for name, value in defaults.items():
         if getattr(args, name) is None:
@@ -157,15 +168,11 @@ def server_vars(args: argparse.Namespace, engine: str) -> dict[str, str | int]:
     return out
 
 
-def run_engine(
-    engine: str,
-    configs: Sequence[tuple[str, int, str]],
-    args: argparse.Namespace,
-    facts: dict[str, Any],
-    runs: list[Run],
-    prepares: list[Run],
-) -> None:
-    largest = max(n for _, n, _ in configs)
+def bench_server(
+    engine: str, largest: int, args: argparse.Namespace, facts: dict[str, Any]
+) -> tuple[ManagedServer, bool]:
+    """A private server for `largest` connections (and the timed prepare's), its settings
+    recorded in `facts`; whether pg_stat_statements counts its statements."""
     max_conn = max(largest, args.prepare_threads) + SPARE_CONNECTIONS
     extra = server_vars(args, engine)
     if engine == "mariadb":
@@ -177,9 +184,21 @@ def run_engine(
     if pgss:
         extra.setdefault("shared_preload_libraries", "pg_stat_statements")
     server = start_server(engine, args.base_dir, max_conn, extra)
+    facts["servers"][server.display_name] = server.version
+    facts["server_settings"][engine] = {"max_connections": max_conn, **extra}
+    return server, pgss
+
+
+def run_engine(
+    engine: str,
+    configs: Sequence[tuple[str, int, str]],
+    args: argparse.Namespace,
+    facts: dict[str, Any],
+    runs: list[Run],
+    prepares: list[Run],
+) -> None:
+    server, pgss = bench_server(engine, max(n for _, n, _ in configs), args, facts)
     try:
-        facts["servers"][server.display_name] = server.version
-        facts["server_settings"][engine] = {"max_connections": max_conn, **extra}
         for pair in range(1, args.prepare_pairs + 1):
             for tool in args.tools:
                 p = prepare_once(server, tool, pair, args)
@@ -246,7 +265,8 @@ def measure(
     args: argparse.Namespace, argv: Sequence[str] | None
 ) -> tuple[list[Run], list[Run], dict[str, Any]]:
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    over_socket = [(w, n, "socket") for w, n in parse_configs(args.socket_configs)]
+    other_transports = [(w, n, "socket") for w, n in parse_configs(args.socket_configs)]
+    other_transports += [(w, n, "pinned") for w, n in parse_configs(args.pinned_configs)]
     configs_for = {
         e: [
             (w, n, "tcp")
@@ -254,7 +274,7 @@ def measure(
                 args.pg_configs if e == "postgresql" and args.pg_configs else args.configs
             )
         ]
-        + over_socket
+        + other_transports
         for e in engines
     }
     largest = max(n for cs in configs_for.values() for _, n, _ in cs)

@@ -37,6 +37,11 @@ RESOLUTION = 1e-3  # of the latency histograms: 3 significant digits
 SHOW_STEADY_KEYS = {"warmup_s", "reached", "tps_mean", "tps_ci95", "tps_median", "tps_p5"}
 COMPARE_METRIC_KEYS = {"name", "baseline", "candidate", "ratio", "ci95", "significant", "method"}
 
+# The fixed-rate runs measure the client's own schedule: in the parallel phase, beside two other
+# pytest processes on a loaded 2-core host, the engine fell behind and caught up in bursts, and
+# the steady window of a 400/s run held 675 tps (6 tests failed at once, every one on `runs`).
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> RealRuns:

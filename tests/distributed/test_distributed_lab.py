@@ -141,19 +141,23 @@ def test_metrics_of_a_distributed_cell_are_on_the_merged_grid(
     server = pd.read_csv(run_dir / "server.csv")
     assert list(system["t_s"]) == list(intervals["t_s"]) == list(server["t_s"])
     assert system["cpu_idle_pct"].notna().mean() >= 0.5  # a tick sampled late: an empty row
-    # The driver samples just after each merged interval's boundary: the server's statements
-    # per interval (one per transaction) track the merged transactions interval by interval.
-    questions = server["questions_per_s"] * intervals["interval_s"]
-    measured = intervals["transactions"]
-    # Loose bounds: the test machine is shared (a late sample's rate is spread over more time).
-    rows = list(zip(questions, measured, strict=True))
-    # A sample taken late leaves that interval's server cells empty (metrics/sampler.py):
-    # compare the intervals that have one.
-    sampled = questions.notna()
-    assert sampled.sum() >= len(questions) - 1, rows
-    assert questions[sampled].sum() == pytest.approx(measured[sampled].sum(), rel=0.25), rows
-    ratios = (questions / measured)[measured > 100]  # not the trailing partial interval
-    assert 0.75 < ratios.median() < 1.25, rows
+    # Each row's rates cover its span_s, from the sample before it (a sample taken late
+    # leaves its row empty, and the next one covers both: metrics/sampler.py), so the spans
+    # add up to the statements the server ran from the baseline, taken again at the merged
+    # "started" event (after the clients connected), to the last sample, after the load
+    # ended. A sample's time on a busy host is not the interval's boundary (the sampler's
+    # thread may get the CPU hundreds of ms late, while the rate swings tenfold from one
+    # interval to the next), so the statements (one per transaction) are compared over the
+    # whole run: no more than the transactions and the sampler's own two per sample, no
+    # fewer than the transactions after the first interval (within which the baseline is
+    # taken, as every sample within its interval: metrics/sampler.py).
+    sampled = server["span_s"].notna()
+    assert sampled.sum() >= len(server) - 1, server
+    questions = round((server["questions_per_s"] * server["span_s"])[sampled].sum())
+    transactions = intervals["transactions"]
+    shown = f"{questions}\n{server[['t_s', 'span_s', 'questions_per_s']]}\n{intervals}"
+    assert transactions.sum() - transactions[0] <= questions, shown
+    assert questions <= transactions.sum() + 2 * (len(server) + 1), shown
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from oltplab.cli.main import main as cli_main
 from oltplab.documents.run import TPCC_TYPES, TpccSummary, TpccType
 from oltplab.exceptions import NotPreparedError
 from tests.known import known
+from tests.test_engine_output_schema import assert_matches_schema
 
 TYPES = TPCC_TYPES
 MIX_PCT = (45, 43, 4, 4, 4)
@@ -155,6 +156,7 @@ def test_a_run_keeps_the_database_consistent_and_follows_the_spec(
     )
     result = oltplab.run("tpcc", target.url, out=tmp_path / "run", scale=2, threads=8, **limit)
     assert result.complete, result.doc.error
+    assert_matches_schema(result.raw, tmp_path / "run")
     summary = known(result.summary)
     tpcc = known(summary.tpcc)
     by_type = _by_type(tpcc)

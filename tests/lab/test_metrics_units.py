@@ -101,5 +101,24 @@ def test_a_late_tick_gets_an_empty_system_row_and_the_next_covers_the_gap(
     assert float(stale["t_s"]) == 1.0
     assert {v for k, v in stale.items() if k != "t_s"} == {""}
     assert float(on_time["t_s"]) == 2.0
+    assert float(on_time["span_s"]) == pytest.approx(2.0)  # since the baseline: both intervals
     assert float(on_time["cpu_user_pct"]) == pytest.approx(50.0)
     assert float(on_time["cpu_idle_pct"]) == pytest.approx(25.0)
+
+
+def test_the_baseline_is_taken_again_when_the_load_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """start() runs before the clients connect (5 s here, the host busy all along); the
+    first row's rates cover the time from the "started" event, not the connect time."""
+    snaps = iter([_snap(0.0, 1000, 0, 0), _snap(5.0, 1000, 0, 0), _snap(6.0, 250, 100, 0)])
+    monkeypatch.setattr("oltplab.metrics.system.snapshot", lambda: next(snaps))
+    sampler = MetricsSampler(tmp_path, ["system"], "sqlite:///unused.db")
+    sampler.start()
+    sampler.on_event({"event": "started"})
+    sampler.on_event({"event": "interval", "t_s": 1.0})
+    sampler.close()
+    with (tmp_path / "system.csv").open(encoding="utf-8") as f:
+        (first,) = list(csv.DictReader(f))
+    assert float(first["span_s"]) == pytest.approx(1.0)
+    assert float(first["ctx_switches_per_s"]) == pytest.approx(100.0)

@@ -1,9 +1,11 @@
 """`oltplab run --metrics system,server` on PostgreSQL: rows on the intervals' t_s, and a
-CHECKPOINT forced mid-run shows in the checkpoint column."""
+CHECKPOINT forced mid-run shows in the checkpoint column. On a MariaDB of the module's own:
+server.csv's rates over their spans add up to the run's statements."""
 
 import csv
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 import oltplab
 from oltplab import runner
 from oltplab.rundir import load_run
-from oltplab.servers import PostgresServer
+from oltplab.servers import MariaDBServer, PostgresServer, ServerSettings
 from tests.known import known
 
 
@@ -74,3 +76,41 @@ def test_metrics_server_refused_for_sqlite(tmp_path: Path) -> None:
             metrics=("server",),
         )
     assert not (tmp_path / "run").exists()
+
+
+THREADS = 16
+
+
+@pytest.fixture(scope="module")
+def own_mariadb(module_server_dir: Path) -> Iterator[MariaDBServer]:
+    """Questions is a global counter: a server no other test sends statements to."""
+    with MariaDBServer(module_server_dir, ServerSettings(max_connections=50)) as server:
+        oltplab.prepare("oltp_point_select", db=server.url, tables=1, table_size=1000)
+        yield server
+
+
+def test_server_rates_over_their_spans_add_up_to_the_statements(
+    own_mariadb: MariaDBServer, tmp_path: Path
+) -> None:
+    """Every row's questions_per_s x span_s adds up to the statements from the baseline to the
+    last sample: the run's transactions (one statement each), the statements in flight at the
+    time limit (one per connection at most, not counted as transactions) and the sampler's
+    own two per sample, no more. (Its baseline at the started event: tests/lab/
+    test_metrics_units.py.)"""
+    result = runner.run(
+        "oltp_point_select",
+        own_mariadb.url,
+        {"threads": THREADS, "time": 2, "tables": 1, "table_size": 1000},
+        out=tmp_path / "run",
+        metrics=("server",),
+    )
+    server_rows = _rows(result.path / "server.csv")
+    sampled = [r for r in server_rows if r["span_s"]]
+    questions = round(sum(float(r["questions_per_s"]) * float(r["span_s"]) for r in sampled))
+    transactions = sum(int(r["transactions"]) for r in _rows(result.path / "intervals.csv"))
+    assert transactions > 0
+    in_flight = THREADS  # a statement per connection under way at the time limit, uncounted
+    assert 0 < questions <= transactions + in_flight + 2 * (len(server_rows) + 1), (
+        questions,
+        transactions,
+    )

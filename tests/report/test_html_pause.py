@@ -82,4 +82,7 @@ def test_the_stall_is_marked_when_the_server_was_paused(
     before = [r["tps"] for r in data["tps"] if r["t_s"] <= pauser.stop_s - EDGE_S]
     assert len(inside) >= (PAUSE_S / INTERVAL_S) - 2, inside  # however the grid falls
     assert max(inside) < threshold, (inside, threshold)
-    assert min(before[1:]) > 3 * threshold, before
+    # Before it, the line stays above the threshold (no interval there is a stall: the one
+    # stall above). Not a margin above it: on a loaded host the pace before the pause swung
+    # from 30,000 to 7,000 tps against a level of 35,000 (the threshold is a tenth of it).
+    assert min(before[1:]) > threshold, (before, threshold)

@@ -33,7 +33,7 @@ from oltplab.documents.analysis import (
     document_json,
 )
 from oltplab.documents.codec import fields_of
-from oltplab.documents.run import SERVER_METRICS_FILE, SYSTEM_METRICS_FILE
+from oltplab.documents.run import METRICS_SPAN_COLUMN, SERVER_METRICS_FILE, SYSTEM_METRICS_FILE
 from oltplab.exceptions import ConfigError
 from oltplab.rundir import HlogEntry, Run, load_run
 from oltplab.rundir.intervals import Column
@@ -397,5 +397,6 @@ def metric_frames(run: Run) -> list[pd.DataFrame]:
         if path.exists():
             frame = pd.read_csv(path)
             if Column.t_s in frame.columns:  # the intervals' grid
-                frames.append(frame)
+                # A row's span is when it was sampled, not something the host or server did.
+                frames.append(frame.drop(columns=METRICS_SPAN_COLUMN, errors="ignore"))
     return frames

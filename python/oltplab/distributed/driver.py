@@ -93,7 +93,6 @@ class _Run:
         self.writer = writer
         self.merge = merge
         self.sampler = sampler
-        self.sampling = False
         self.interval_s = float(options.get("report_interval") or 1.0)
         self.clients = clients
         self.aligner = IntervalAligner(len(clients))
@@ -102,13 +101,6 @@ class _Run:
         self.run_start = 0.0  # the common start, driver clock
         self.merged_intervals = 0
         self.merge_s = 0.0
-
-    def start_sampling(self, now: float) -> None:
-        """The metrics' baseline at the common start (not before the connect margin, which
-        would dilute the first interval's rates): the first drain after T0 takes it."""
-        if self.sampler is not None and not self.sampling and now >= self.run_start:
-            self.sampler.start()
-            self.sampling = True
 
     def live(self) -> list[Client]:
         return [c for c in self.clients if not c.ended]
@@ -213,7 +205,6 @@ def _drive(run: _Run, ray: Any, on_event: EventHandler | None) -> bool:
                     stopping = True
                     for c in run.live():
                         c.actor.stop.remote()  # stops at its next interval, keeps its result
-                run.start_sampling(time.time())
                 _poll(run, ray, on_event)
                 time.sleep(next_poll_s(time.time(), run.run_start, run.interval_s))
         except KeyboardInterrupt:  # the second Ctrl-C: stop waiting for the clients
@@ -360,10 +351,11 @@ def _run_placed(
         timing = {"start_at": c.start_at, "workers": numbers}
         c.actor.start.remote(spec | timing | arrival_phase(effective, c.share))
     try:
+        if sampler is not None:
+            sampler.start()  # its baseline again at the merged "started" event (sampler.py)
         interrupted = _drive(state, ray, on_event)
     finally:
         if sampler is not None:
-            state.start_sampling(math.inf)  # ended before T0: the files exist, as run.json says
             sampler.close()  # its rows are on disk before run.json says complete
     if all(c.started is None and c.error is not None for c in clients):
         # Every engine refused the run before it started (no tables, a bad option): as a

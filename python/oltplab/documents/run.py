@@ -24,6 +24,9 @@ HLOG_FILE = "latency.hlog"
 # `--metrics system,server` and by every lab cell.
 SYSTEM_METRICS_FILE = "system.csv"
 SERVER_METRICS_FILE = "server.csv"
+# Their column after t_s: the seconds a row's rates cover, from the sample before it (more
+# than the interval after a late row, whose cells are empty).
+METRICS_SPAN_COLUMN = "span_s"
 
 OptionValue = str | int | float | bool | None
 StopReason = Literal["time", "events", "interrupted", "error"]

@@ -7,7 +7,11 @@ is late (a stalled server answering slowly, or this thread short of CPU beside a
 thousand connections), ticks that queued meanwhile get empty cells rather than values read at
 the wrong time: a system row read right after the previous one would cover a few
 milliseconds (CPU shares of 0 or 100%, rates of nothing). The next row on time covers
-everything since the last sample.
+everything since the last sample: each row's `span_s` says how long that was.
+
+The baseline is taken again when the load starts (the "started" event): rates measured from
+`start()`, before the clients connect, would spread the first interval's work over the
+connect time and count the connections' own set-up statements.
 """
 
 import contextlib
@@ -22,6 +26,7 @@ from typing import IO, cast
 
 from oltplab._types import Json
 from oltplab.documents.run import (
+    METRICS_SPAN_COLUMN,
     SERVER_METRICS_FILE,
     SYSTEM_METRICS_FILE,
     MetricKind,
@@ -33,7 +38,9 @@ from oltplab.metrics.server import ServerProbe, server_row
 from oltplab.rundir.intervals import Column, t_s_cell
 
 METRIC_KINDS = ("system", "server")
+# Queued beside the ticks' t_s (never negative): close() asked to stop; the load started.
 _STOP = -1.0
+_BASELINE = -2.0
 
 
 def parse_metrics(text: str | None) -> tuple[str, ...]:
@@ -121,8 +128,11 @@ class MetricsSampler:
             )
 
     def on_event(self, event: Json) -> None:
-        if event.get("event") == "interval":
+        kind = event.get("event")
+        if kind == "interval":
             self._ticks.put(float(event[Column.t_s]))
+        elif kind == "started":
+            self._ticks.put(_BASELINE)
 
     def close(self) -> None:
         """Writes the rows still queued, then closes the files and the server connection."""
@@ -139,7 +149,8 @@ class MetricsSampler:
     def _open(self, name: str, columns: list[str]) -> "csv.DictWriter[str]":
         f = (self._run_dir / name).open("w", newline="", encoding="utf-8")
         self._files.append(f)
-        writer = csv.DictWriter(f, fieldnames=[Column.t_s, *columns], lineterminator="\n")
+        fields = [Column.t_s, METRICS_SPAN_COLUMN, *columns]
+        writer = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
         f.flush()
         return writer
@@ -151,13 +162,23 @@ class MetricsSampler:
             if t_s == _STOP:
                 self.thread_cpu_s += time.thread_time() - cpu_before_s
                 return
-            self._sample(t_s, late=self._tick_waiting())
+            if t_s == _BASELINE:
+                self._rebaseline()
+            else:
+                self._sample(t_s, late=self._tick_waiting())
+
+    def _rebaseline(self) -> None:
+        self._system_prev = system.snapshot()
+        if self._probe is not None:
+            sample = self._probe.sample()
+            if sample[1]:
+                self._server_prev = sample
 
     def _tick_waiting(self) -> bool:
         """Another tick is queued: this one is stale. (The stop that close() queues right
         after the last tick is not one: the last interval is sampled on time.)"""
         with self._ticks.mutex:
-            return any(t != _STOP for t in self._ticks.queue)
+            return any(t >= 0 for t in self._ticks.queue)
 
     def _sample(self, t_s: float, late: bool) -> None:
         if self._system_writer is not None:
@@ -165,8 +186,10 @@ class MetricsSampler:
             if not late:
                 now = system.snapshot()
                 values = system.row(self._system_prev, now)
+                span_s = now.at_s - self._system_prev.at_s
                 self._system_prev = now
-                cells = {k: _cell(v) for k, v in values.items()}
+                cells = {METRICS_SPAN_COLUMN: _cell(span_s)}
+                cells |= {k: _cell(v) for k, v in values.items()}
             self._system_writer.writerow({Column.t_s: t_s_cell(t_s)} | cells)
         if self._server_writer is not None and self._probe is not None:
             server_cells: dict[str, str] = {}
@@ -174,7 +197,9 @@ class MetricsSampler:
                 sample = self._probe.sample()
                 if sample[1]:
                     row = server_row(self._server_columns, self._server_prev, sample)
-                    server_cells = {k: _cell(v) for k, v in row.items()}
+                    span_s = sample[0] - self._server_prev[0]
+                    server_cells = {METRICS_SPAN_COLUMN: _cell(span_s)}
+                    server_cells |= {k: _cell(v) for k, v in row.items()}
                     self._server_prev = sample
             self._server_writer.writerow({Column.t_s: t_s_cell(t_s)} | server_cells)
         for f in self._files:

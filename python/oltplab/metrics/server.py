@@ -73,8 +73,9 @@ _PG17_QUERY = (
 
 
 @dataclass
-class _Client:
-    """A command-line client reading statements from a pipe, one connection for the run."""
+class PipeClient:
+    """A command-line client reading statements from a pipe: one connection kept open, so a
+    query costs neither a process nor a connection (both slow on a loaded host)."""
 
     argv: list[str]
     env: dict[str, str]
@@ -157,34 +158,38 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     return kept | {"LC_ALL": "C.UTF-8"} | extra
 
 
+def pipe_client(url: str) -> "PipeClient":
+    """A command-line client (not started) for the server at `url`, connected to its database."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    user, password = unquote(parts.username or ""), unquote(parts.password or "")
+    database = parts.path.lstrip("/")
+    if parts.scheme in ("mysql", "mariadb"):
+        argv = [_program("mariadb", "mysql"), "--batch", "--skip-column-names", "--unbuffered"]
+        if "socket" in query:
+            argv.append(f"--socket={query['socket'][0]}")
+        else:
+            argv += ["--protocol=TCP", "-h", parts.hostname or "127.0.0.1"]
+            argv += ["-P", str(parts.port or 3306)]
+        argv += ["-u", user, database]
+        return PipeClient(argv, _env({"MYSQL_PWD": password}))
+    if parts.scheme in ("postgresql", "postgres"):
+        host = query.get("host", [parts.hostname or "127.0.0.1"])[0]
+        conninfo = f"host={host} port={parts.port or 5432} user={user} dbname={database}"
+        argv = [_program("psql"), "-X", "-q", "-A", "-t", "-F", "\t", conninfo]
+        return PipeClient(argv, _env({"PGPASSWORD": password, "PGAPPNAME": "oltplab"}))
+    raise ConfigError(
+        f"--metrics server reads MariaDB/MySQL and PostgreSQL, not {parts.scheme}; "
+        "leave it out for this database"
+    )
+
+
 class ServerProbe:
     """Reads the server's counters; `columns` and `row` turn two samples into a CSV row."""
 
     def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
-        self.scheme = parts.scheme
-        query = parse_qs(parts.query)
-        user, password = unquote(parts.username or ""), unquote(parts.password or "")
-        database = parts.path.lstrip("/")
-        if self.scheme in ("mysql", "mariadb"):
-            argv = [_program("mariadb", "mysql"), "--batch", "--skip-column-names", "--unbuffered"]
-            if "socket" in query:
-                argv.append(f"--socket={query['socket'][0]}")
-            else:
-                argv += ["--protocol=TCP", "-h", parts.hostname or "127.0.0.1"]
-                argv += ["-P", str(parts.port or 3306)]
-            argv += ["-u", user, database]
-            self._client = _Client(argv, _env({"MYSQL_PWD": password}))
-        elif self.scheme in ("postgresql", "postgres"):
-            host = query.get("host", [parts.hostname or "127.0.0.1"])[0]
-            conninfo = f"host={host} port={parts.port or 5432} user={user} dbname={database}"
-            argv = [_program("psql"), "-X", "-q", "-A", "-t", "-F", "\t", conninfo]
-            self._client = _Client(argv, _env({"PGPASSWORD": password, "PGAPPNAME": "oltplab"}))
-        else:
-            raise ConfigError(
-                f"--metrics server reads MariaDB/MySQL and PostgreSQL, not {self.scheme}; "
-                "leave it out for this database"
-            )
+        self.scheme = urlsplit(url).scheme
+        self._client = pipe_client(url)
         self._pg_query = _PG15_QUERY
 
     def start(self) -> None:

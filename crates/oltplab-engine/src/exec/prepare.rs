@@ -25,7 +25,7 @@ use crate::workload::{unfinished_prepare, PrepareEvent, Workload};
 
 pub async fn prepare(spec: &Spec, sink: &Sink, stop: Stop) -> Result<PrepareResult> {
     let resolved = spec.resolve()?;
-    let engine = EngineThreads::start(engine_threads().min(resolved.load.threads))?;
+    let engine = EngineThreads::start(engine_threads(resolved.load.threads))?;
     let (spec, sink, spawner) = (spec.clone(), sink.clone(), engine.spawner().clone());
     let prepared = engine.spawner().spawn(0, "prepare", move || prepare_here(spec, resolved, sink, stop, spawner));
     let out = prepared.join().await;

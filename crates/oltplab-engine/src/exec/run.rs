@@ -11,7 +11,7 @@ use super::client_cpu::CpuMeter;
 use super::engine_threads::{EngineThreads, Spawner};
 use super::progress::{Progress, Sink};
 use super::reporter::Reporter;
-use super::runtime::engine_threads;
+use super::runtime::{engine_threads, recorder_shards};
 use super::schedule::Schedule;
 use super::spec::{LoadShape, Resolved, Spec, WorkerNumbers};
 use super::steps::{Step, Timeline};
@@ -28,10 +28,12 @@ use crate::result::{IntervalReport, Phase, RunFacts, RunResult, StopReason};
 use crate::stats::{epoch_s, Recorders, WorkerTotals};
 use crate::workload::Workload;
 
-/// Runs the spec's load on the default number of engine threads (one per 4 cores, never more
-/// than connections; `TOKIO_WORKER_THREADS` overrides it).
+/// Runs the spec's load on the default number of engine threads for its connections
+/// ([`super::runtime::workers_for`]; `TOKIO_WORKER_THREADS` overrides it).
 pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
-    run_on_threads(spec, sink, stop, engine_threads()).await
+    let resolved = spec.resolve()?;
+    let threads = engine_threads(resolved.load.threads);
+    run_resolved(spec, resolved, sink, stop, threads).await
 }
 
 /// As [`run`], on `threads` engine threads (at most one per connection).
@@ -173,8 +175,8 @@ impl Times {
     }
 }
 
-/// What the workers share on every engine thread: one recorder shard per thread (its
-/// connections record into it, so no two threads meet on a lock).
+/// What the workers share on every engine thread: the recorder shards (one per thread up to
+/// [`recorder_shards`]; a thread's connections record into its own).
 fn shared_state(
     spec: &Spec,
     load: &LoadShape,
@@ -186,7 +188,7 @@ fn shared_state(
 ) -> Shared {
     let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
     Shared {
-        recorders: Recorders::new(engine_threads, workload.kinds().len(), times.warmup_end.is_none()),
+        recorders: Recorders::new(recorder_shards(engine_threads), workload.kinds().len(), times.warmup_end.is_none()),
         stmt_kinds,
         deadline: times.deadline,
         schedule: load.is_open_loop().then(|| {

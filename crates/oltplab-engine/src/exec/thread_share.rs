@@ -21,7 +21,7 @@ use crate::workload::{WorkerInfo, Workload};
 
 /// What a thread's share is given when the run starts it.
 pub struct Share {
-    /// The engine thread, and the recorder shard its connections record into.
+    /// The engine thread (its connections record into `Recorders::shard_of` it).
     pub thread: usize,
     /// The run's engine threads.
     pub threads: usize,
@@ -93,7 +93,7 @@ pub async fn run_share(share: Share) {
             conn,
             rng: Rng::for_stream(go.rand_seed, id as u64 + 1),
             info: WorkerInfo { id, count: go.count },
-            shard: thread,
+            shard: go.shared.recorders.shard_of(thread),
             thread: Rc::clone(&state),
         };
         workers.spawn_local(run_worker(Arc::clone(&go.shared), worker));

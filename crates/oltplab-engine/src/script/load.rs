@@ -1,5 +1,5 @@
 //! A script's `run` on the executor (docs/lua.md): the script as a workload ([`ScriptLoad`]),
-//! one Lua state per engine thread, one sysbench thread (environment + coroutine) per
+//! one Lua state per 256 connections of an engine thread, one sysbench thread (environment + coroutine) per
 //! connection. The executor decides when each event starts and times it; the thread's loop (the
 //! script's `thread_run`, or sysbench's) runs in its coroutine, which the executor's worker
 //! drives from one `sb_more_events` to the next `sb_event_stop`.
@@ -29,9 +29,18 @@ use crate::stats::Tally;
 use crate::workload::script::{ScriptEvent, ScriptLoad, ScriptThread, ScriptWorker};
 use crate::workload::Workload;
 
-/// Sysbench threads starting (`thread_init`: connect, prepare) at once on one engine thread,
-/// as the executor opens its connections: a server's listen backlog is not flooded.
-const INIT_CONCURRENCY: usize = 64;
+/// Sysbench threads starting (`thread_init`) at once on one engine thread. More than the 64
+/// connections the executor opens at once: a `thread_init` is mostly round trips after its
+/// connect (`oltp_common` prepares 22 statements one after the other), so 64 at a time made
+/// 4,096 connections 64 waves of 23 round trips (8-19 s on the 2-core host; 4.4-6.0 s at 256).
+const INIT_CONCURRENCY: usize = 256;
+
+/// Sysbench threads per Lua state. Every Lua value Rust holds (a coroutine being driven, its
+/// environment, a statement in flight) takes a slot of mlua's reference stack, which LuaJIT
+/// caps at `LUAI_MAXCSTACK` (8,000) per state: a waiting sysbench thread holds 4-8 of them, so
+/// one state for all of an engine thread's connections panicked from 2,048 (point select) and
+/// 4,096 (read-only) connections on. A state costs far less than the 256 threads it holds.
+const THREADS_PER_STATE: usize = 256;
 
 /// Runs a script's `run` command (`spec.script`): `init` in a main state of its own, the
 /// events on the executor, `done`.
@@ -43,8 +52,9 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let (_, target) = cmd.resolve()?;
     let load = Load { cmd: cmd.clone(), target, values, legacy, name, sink: sink.clone() };
     let resolved = spec.resolve_as(rand_defs(), move |_, _| Ok(Workload::Script(Box::new(load))))?;
+    let threads = crate::exec::shared_state_threads(resolved.load.threads);
     let reports = Reports::start(&cmd, sink, &hooks)?;
-    let run = crate::exec::run_resolved(spec, resolved, reports.sink(), stop, crate::exec::engine_threads());
+    let run = crate::exec::run_resolved(spec, resolved, reports.sink(), stop, threads);
     let result = reports.during(run).await?;
     reports.cumulative(&result);
     reports.finish().await;
@@ -115,53 +125,51 @@ impl ScriptLoad for Load {
         Box::pin(async move {
             let (options, _) = self.cmd.resolve()?;
             let pacer = Rc::new(ExecPacer::default());
-            let shared = state_shared(
-                &self.target,
-                &options,
-                Rc::clone(&pacer) as Rc<dyn Pacer>,
-                &self.sink,
-                thread,
-                unique(&options),
-            )?;
-            let host = Rc::new(Host::new(shared, &self.cmd.invocation())?);
-            host.set_options(&self.values).map_err(|e| EngineError::Config(one_line(&e)))?;
-            let host_ref = &host;
-            let envs: Vec<ThreadEnv> = stream::iter(connections.iter().copied())
-                .map(|tid| async move {
-                    let t = host_ref.new_thread(tid)?;
-                    host_ref.load(&t).await.map_err(|e| EngineError::Config(one_line(&e)))?;
-                    host_ref.export_options(&t, self.legacy).map_err(|e| EngineError::Config(one_line(&e)))?;
-                    host_ref
-                        .call(&t, "thread_init", tid)
+            let unique = unique(&options);
+            let mut hosts = Vec::new();
+            for (chunk, tids) in connections.chunks(THREADS_PER_STATE).enumerate() {
+                // The first state's generators are the engine thread's stream, as with one state.
+                let stream = thread + (chunk << 32);
+                let pacer = Rc::clone(&pacer) as Rc<dyn Pacer>;
+                let shared = state_shared(&self.target, &options, pacer, &self.sink, stream, Rc::clone(&unique))?;
+                let host = Rc::new(Host::new(shared, &self.cmd.invocation())?);
+                host.set_options(&self.values).map_err(|e| EngineError::Config(one_line(&e)))?;
+                hosts.extend(tids.iter().map(|&tid| (tid, Rc::clone(&host))));
+            }
+            let envs: Vec<(Rc<Host>, ThreadEnv)> = stream::iter(hosts)
+                .map(|(tid, host)| async move {
+                    let t = host.new_thread(tid)?;
+                    host.load(&t).await.map_err(|e| EngineError::Config(one_line(&e)))?;
+                    host.export_options(&t, self.legacy).map_err(|e| EngineError::Config(one_line(&e)))?;
+                    host.call(&t, "thread_init", tid)
                         .await
                         .map_err(|e| EngineError::Driver(failed("thread_init", &e)))?;
-                    Ok::<_, EngineError>(t)
+                    Ok::<_, EngineError>((host, t))
                 })
                 .buffer_unordered(INIT_CONCURRENCY)
                 .try_collect()
                 .await?;
-            let envs = envs.into_iter().map(|t| (t.ctx.tid, t)).collect();
-            Ok(Box::new(EngineThread { host, pacer, envs: RefCell::new(envs) }) as Box<dyn ScriptThread>)
+            let envs = envs.into_iter().map(|(host, t)| (t.ctx.tid, (host, t))).collect();
+            Ok(Box::new(EngineThread { pacer, envs: RefCell::new(envs) }) as Box<dyn ScriptThread>)
         })
     }
 }
 
-/// One engine thread's state and the sysbench threads not yet handed to a worker.
+/// One engine thread's states and the sysbench threads not yet handed to a worker (each with
+/// its state).
 struct EngineThread {
-    host: Rc<Host>,
     pacer: Rc<ExecPacer>,
-    envs: RefCell<HashMap<usize, ThreadEnv>>,
+    envs: RefCell<HashMap<usize, (Rc<Host>, ThreadEnv)>>,
 }
 
 impl ScriptThread for EngineThread {
     fn worker(&self, tid: usize) -> Result<Box<dyn ScriptWorker>> {
-        let t = self.envs.borrow_mut().remove(&tid).ok_or_else(|| {
+        let (host, t) = self.envs.borrow_mut().remove(&tid).ok_or_else(|| {
             EngineError::Internal(format!(
                 "no sysbench thread {tid} on this engine thread (distributed script runs are not supported)"
             ))
         })?;
         let slot = self.pacer.slot(tid);
-        let host = Rc::clone(&self.host);
         let run = async move {
             host.run_thread(&t).await.map_err(|e| failed("thread_run", &e))?;
             host.call(&t, "thread_done", t.ctx.tid).await.map_err(|e| failed("thread_done", &e))?;
