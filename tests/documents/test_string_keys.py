@@ -32,6 +32,10 @@ OTHER_DOCUMENTS = {
     "started": "the engine's started event",
     "drained": "a Ray actor's drained events and result",
     "facts": "a Ray actor's host facts",
+    # what the engine says of a sysbench script (engine.script_describe), and one option it
+    # declares
+    "described": "the engine's description of a script",
+    "declaration": "an option a script declares",
     # urllib.parse.parse_qs of a --db URL (?host=/path, ?socket=/path)
     "query": "a URL's query parameters",
 }

@@ -74,7 +74,11 @@ class ScriptOptions:
             {"script": _call(path, "run", {}), "db": db_hint, "options": {}}
         )
         declared = described.get("options")
-        self.declared = None if declared is None else {normalise_name(o["name"]) for o in declared}
+        self.declared = (
+            None
+            if declared is None
+            else {normalise_name(declaration["name"]) for declaration in declared}
+        )
 
     def check(self, key: str, value: Any) -> None:
         catalog, name = load_catalog(), normalise_name(key)
