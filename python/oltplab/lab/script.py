@@ -112,11 +112,6 @@ def prepare(path: str, url: str, options: Mapping[str, Any]) -> None:
         raise OltpLabError(f"preparing with {Path(path).name} failed: {why}")
 
 
-# The lab's options that sysbench 1.0.20 does not have: the engine's alone, not sysbench.opt's.
-_ENGINE_ONLY = ("warmup_time",)
-
-
 def run_call(path: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], Json]:
     """(the engine's general options, the `script` call) for a cell's run of the script."""
-    typed = {k: v for k, v in options.items() if normalise_name(k) not in _ENGINE_ONLY}
-    return _general(options, load_catalog()), _call(path, "run", typed)
+    return _general(options, load_catalog()), _call(path, "run", options)

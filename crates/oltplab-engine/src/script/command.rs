@@ -12,7 +12,7 @@ use mlua::{ObjectLike, Table};
 use super::ctx::{Dists, LocalFuture, Output, Pacer, StateShared};
 use super::errors::one_line;
 use super::host::{Host, OptValue, ThreadEnv};
-use super::options::{export, help_text, invalid_option, ArgType, ScriptOption};
+use super::options::{export, help_text, invalid_option, is_general, ArgType, ScriptOption};
 use super::CommandSpec;
 use crate::driver::Target;
 use crate::error::{EngineError, Result};
@@ -175,13 +175,18 @@ fn read_description(host: &Host, t: &ThreadEnv) -> mlua::Result<Description> {
 }
 
 /// `sysbench.opt`'s values: the options given, checked against the script's declarations,
-/// with the general ones the engine resolved (its defaults are the run's).
+/// with the general ones the engine resolved (its defaults are the run's). oltplab's own run
+/// options that sysbench lacks (`--warmup-time`, step plans, arrivals) are the engine's alone:
+/// neither exported nor refused as unknown to the script.
 pub fn option_values(
     spec: &CommandSpec,
     declared: Option<&[ScriptOption]>,
     options: &Options,
 ) -> Result<Vec<(String, OptValue)>> {
-    let mut values = export(declared, &spec.script.args, &spec.script.argv)?;
+    let engine_only = |name: &str| options.as_map().contains_key(name) && !is_general(name);
+    let given = spec.script.args.iter().filter(|(name, _)| !engine_only(name));
+    let given: BTreeMap<_, _> = given.map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut values = export(declared, &given, &spec.script.argv)?;
     for (name, value) in &mut values {
         let resolved = match name.as_str() {
             "threads" | "events" | "rand_spec_iter" | "rand_spec_pct" | "rand_spec_res" | "rand_seed" => {
