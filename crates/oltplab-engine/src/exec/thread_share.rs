@@ -11,8 +11,9 @@ use tokio::task::JoinSet;
 
 use super::connect::{close_all, open_share};
 use super::engine_threads::{Handle, Spawner};
-use super::stop::Stop;
+use super::stop::{LocalStop, Stop};
 use super::worker::{fail, run_worker, Shared, Worker};
+use crate::driver::reply_wait::SoleConnection;
 use crate::driver::{Conn, Target};
 use crate::error::Result;
 use crate::rand::Rng;
@@ -86,6 +87,10 @@ pub async fn run_share(share: Share) {
         close_all(conns).await;
         return;
     };
+    // The thread's connections see the run's stop through this thread's own view of it.
+    let local_stop = LocalStop::default();
+    // A thread with one connection waits for its replies in poll(2) (driver/reply_wait.rs).
+    let sole = (connections.len() == 1).then(SoleConnection::claim);
     let mut workers = JoinSet::new();
     for (local, conn) in connections.iter().zip(conns) {
         let id = go.first + local;
@@ -95,14 +100,17 @@ pub async fn run_share(share: Share) {
             info: WorkerInfo { id, count: go.count },
             shard: go.shared.recorders.shard_of(thread),
             thread: Rc::clone(&state),
+            stop: local_stop.clone(),
         };
         workers.spawn_local(run_worker(Arc::clone(&go.shared), worker));
     }
     let mut finished = Finished::default();
     let mut ended = Vec::with_capacity(connections.len());
     let mut abandon = steps.abandon.clone();
+    let mut run_stop = go.shared.stop.clone();
     loop {
         tokio::select! {
+            () = run_stop.stopped(), if !local_stop.is_stopped() => local_stop.stop(),
             joined = workers.join_next() => match joined {
                 Some(Ok((totals, conn))) => {
                     finished.totals.push(totals);
@@ -119,6 +127,7 @@ pub async fn run_share(share: Share) {
             }
         }
     }
+    drop(sole);
     let _ = steps.finished.send(finished);
     let mut close = steps.close;
     close.stopped().await;
