@@ -48,7 +48,7 @@ impl Stop {
 /// flag and a waiter list that no other thread touches. Waiting on the shared [`Stop`] at every
 /// event registered and dropped a waiter in a channel all the engine threads share, and read its
 /// lock (about 2 % of the client's CPU at 8 connections: docs/performance-engine.md). The
-/// thread's share (exec/thread_share.rs) waits on the shared stop once and passes it on here.
+/// thread's share (`exec/thread_share.rs`) waits on the shared stop once and passes it on here.
 #[derive(Clone, Default)]
 pub struct LocalStop(Rc<LocalState>);
 

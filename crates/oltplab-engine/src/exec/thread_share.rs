@@ -91,7 +91,7 @@ pub async fn run_share(share: Share) {
     };
     // The thread's connections see the run's stop through this thread's own view of it.
     let local_stop = LocalStop::default();
-    // A thread with one connection waits for its replies in poll(2) (driver/reply_wait.rs).
+    // A thread with one connection waits for its replies in poll(2) (`driver/reply_wait.rs`).
     let sole = steps.doorbell.as_ref().filter(|_| connections.len() == 1).map(SoleConnection::claim);
     let mut workers = JoinSet::new();
     for (local, conn) in connections.iter().zip(conns) {
@@ -144,7 +144,7 @@ pub struct Shares {
     finished: Vec<oneshot::Receiver<Finished>>,
     abandon: Stop,
     close: Stop,
-    /// Ends the waits in poll(2) of threads that own one connection (driver/reply_wait.rs);
+    /// Ends the waits in poll(2) of threads that own one connection (`driver/reply_wait.rs`);
     /// none if no eventfd could be had (the runtime then waits for every reply).
     doorbell: Option<Doorbell>,
 }
