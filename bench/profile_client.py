@@ -83,7 +83,7 @@ GROUPS = [(name, re.compile(pattern)) for name, pattern in GROUP_PATTERNS]
 STAT_EVENTS = (
     "task-clock", "context-switches", "cpu-migrations", "sched:sched_wakeup",
     *(f"syscalls:sys_enter_{call}" for call in ("sendto", "recvfrom", "epoll_wait", "poll",
-                                                "futex", "read", "write")),
+                                                "ppoll", "futex", "read", "write")),
 )  # fmt: skip
 OTHER = "other (unresolved symbols)"
 
