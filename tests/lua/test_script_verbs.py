@@ -1,15 +1,17 @@
 """Which test runs (a file named like a built-in runs as written, sysbench's own copy too; a
-built-in's bare name runs the native workload), and `oltplab prepare|cleanup PATH.lua --db URL`
-on real MariaDB and PostgreSQL (docs/lua.md)."""
+built-in's bare name runs the native workload), `oltplab prepare|cleanup PATH.lua --db URL` on
+real MariaDB and PostgreSQL and on a new SQLite file, and `oltplab VERB PATH.lua --help`
+(docs/lua.md)."""
 
 import shutil
 from pathlib import Path
 
 import pytest
 
+from oltplab.rundir import load_run
 from oltplab.servers import MariaDBServer, PostgresServer
 from tests.drivers.commands import oltplab_done
-from tests.lua.test_dropin_commands import DEBIAN
+from tests.lua.test_dropin_commands import DEBIAN, real, without_banner
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
 
 OWN = 'function prepare()\n  print("the user\'s own " .. sysbench.cmdline.script_path)\nend\n'
@@ -121,3 +123,72 @@ def test_script_verbs_refuse_bad_input_in_one_line(
     assert done.returncode == 2
     assert says in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
+
+
+OPTIONS = """
+sysbench.cmdline.options = {
+  rows = {"Number of rows", 10},
+  fast = {"Skip the index", false},
+}
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE kv (id INTEGER PRIMARY KEY, v INTEGER)")
+  for i = 1, sysbench.opt.rows do
+    con:query(string.format("INSERT INTO kv VALUES (%d, 0)", i))
+  end
+end
+function cleanup()
+  sysbench.sql.driver():connect():query("DROP TABLE kv")
+end
+function event()
+  local con = sysbench.sql.driver():connect()
+  con:query(string.format("UPDATE kv SET v = v + 1 WHERE id = %d", sysbench.rand.uniform(1, 3)))
+  con:disconnect()
+end
+"""
+
+
+@pytest.mark.parametrize("verb", ["run", "prepare", "cleanup"])
+def test_help_lists_oltplab_s_options_then_the_script_s_as_sysbench_does(
+    tmp_path: Path, verb: str
+) -> None:
+    (tmp_path / "kv.lua").write_text(OPTIONS)
+    done = oltplab_done(verb, "./kv.lua", "--help", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith(f"usage: oltplab {verb} PATH.lua --db URL")
+    assert "  --threads=N " in done.stdout
+    theirs = real("./kv.lua", "help", cwd=tmp_path)
+    script_s = without_banner(theirs.stdout)
+    assert "kv.lua options:" in script_s
+    assert done.stdout.splitlines()[-len(script_s) :] == script_s
+
+
+def test_help_of_a_script_that_declares_nothing_or_does_not_load(tmp_path: Path) -> None:
+    (tmp_path / "any.lua").write_text("function event() end\n")
+    done = oltplab_done("run", "./any.lua", "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        "./any.lua declares no options: it takes any --name=value, as in sysbench."
+    )
+    (tmp_path / "syntax.lua").write_text("function event(\n  x = = 1\nend\n")
+    done = oltplab_done("run", "./syntax.lua", "--help", cwd=tmp_path)
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "./syntax.lua:2: ')' expected near '='" in done.stderr
+
+
+def test_a_script_prepares_a_new_sqlite_file(tmp_path: Path) -> None:
+    """As a native prepare does: the file is created (run and cleanup then need it)."""
+    (tmp_path / "kv.lua").write_text(OPTIONS)
+    db = ["--db", f"sqlite:///{tmp_path / 'kv.db'}", "--rows=3"]
+    done = oltplab_done("prepare", "./kv.lua", *db, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run = oltplab_done("run", "./kv.lua", *db, "--events=20", "--time=0", "--out=r", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert load_run(tmp_path / "r").summary.queries.write == 20  # type: ignore[union-attr]
+    done = oltplab_done("cleanup", "./kv.lua", *db, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "kv.db").unlink()
+    run = oltplab_done("run", "./kv.lua", *db, "--events=1", "--time=0", cwd=tmp_path)
+    assert run.returncode != 0
+    assert "does not exist; run `oltplab prepare` with the same --db first" in run.stderr

@@ -24,6 +24,10 @@ DB_OPTION_HELP = (
     "database URL: sqlite:///path.db, mysql://user:pass@host:port/db, "
     f"postgresql://user:pass@host:port/db [oltplab's own SQLite file in {_ROOT}/]"
 )
+SCRIPT_DB_OPTION_HELP = (
+    "database URL: mysql://user:pass@host:port/db, postgresql://user:pass@host:port/db "
+    "(required: a script has no default database)"
+)
 OUT_OPTION_HELP = f"run directory to write (new or empty) [{_ROOT}/<YYYYmmdd-HHMMSS>-<workload>]"
 RAY_OPTION_HELP = (
     "distribute the load over a Ray cluster: ADDRESS is HOST:6379, or auto (the cluster of "
@@ -71,6 +75,8 @@ commands:
 
   `oltplab COMMAND --help` lists a command's options; `oltplab run WORKLOAD --help` lists
   that workload's options with their defaults. WORKLOAD defaults to {DEFAULT_WORKLOAD}.
+  WORKLOAD may also be a sysbench 1.0 Lua script, PATH.lua (prepare, run, cleanup; its
+  own options after the general ones: `oltplab run PATH.lua --help`; docs/lua.md).
   Options keep sysbench's names, defaults and meaning; dashes and underscores are
   interchangeable; values go as --opt=value or --opt value; booleans as --skip-trx or
   --skip-trx=on|off.
@@ -100,6 +106,19 @@ _VERB_SUMMARY = {
     "check": "Checks the consistency conditions of {w} (TPC-C clause 3.3.2.1-12); --json prints\n"
     "them as JSON. Exit 1 when one fails.",
 }
+
+SCRIPT_VERB_SUMMARY = {
+    "prepare": "Runs the sysbench Lua script's own prepare (a PARALLEL_COMMAND on --threads\n"
+    "threads, as sysbench runs it).",
+    "run": "Runs the sysbench Lua script's events on the engine: sysbench's interval lines and\n"
+    "final report on stdout, and a run directory with run.json, intervals.csv and latency.hlog.",
+    "cleanup": "Runs the sysbench Lua script's own cleanup.",
+}
+SCRIPT_OPTIONS_NOTE = (
+    "The general options go to the engine; any other --name=value is the script's, checked\n"
+    "against the options it declares (sysbench.cmdline.options), listed below as sysbench\n"
+    "lists them. docs/lua.md: what is supported and every difference from sysbench."
+)
 
 
 def verb_description(verb: str, workload: WorkloadDef) -> str:

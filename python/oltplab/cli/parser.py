@@ -90,12 +90,7 @@ def build_parser(verb: str, catalog: Catalog, workload: str) -> argparse.Argumen
         allow_abbrev=False,
     )
     parser.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD, help=argparse.SUPPRESS)
-    own = parser.add_argument_group("database and output")
-    own.add_argument("-h", "--help", action="store_true", help="show this help and exit")
-    own.add_argument("--db", metavar="URL", help=helptext.DB_OPTION_HELP)
-    if verb == "run":
-        own.add_argument("--out", metavar="DIR", type=Path, help=helptext.OUT_OPTION_HELP)
-        own.add_argument("--metrics", metavar="LIST", help=helptext.METRICS_OPTION_HELP)
+    own = _add_own_options(parser, verb)
     if verb in _DISTRIBUTED_VERBS:
         own.add_argument("--ray", metavar="ADDRESS", help=helptext.RAY_OPTION_HELP)
         own.add_argument("--clients", metavar="N", help=helptext.CLIENTS_OPTION_HELP)
@@ -106,6 +101,37 @@ def build_parser(verb: str, catalog: Catalog, workload: str) -> argparse.Argumen
         [d for d in wdef.options if d.name not in general],
     )
     return parser
+
+
+def _add_own_options(
+    parser: argparse.ArgumentParser, verb: str, db_help: str = helptext.DB_OPTION_HELP
+) -> Any:
+    """The options that are oltplab's, not a workload's: --help, --db, run's --out, --metrics."""
+    own = parser.add_argument_group("database and output")
+    own.add_argument("-h", "--help", action="store_true", help="show this help and exit")
+    own.add_argument("--db", metavar="URL", help=db_help)
+    if verb == "run":
+        own.add_argument("--out", metavar="DIR", type=Path, help=helptext.OUT_OPTION_HELP)
+        own.add_argument("--metrics", metavar="LIST", help=helptext.METRICS_OPTION_HELP)
+    return own
+
+
+def script_verb_help(verb: str, catalog: Catalog) -> str:
+    """`oltplab VERB PATH.lua --help`: oltplab's options and the general ones (the script
+    lists its own: cli/commands/script_verbs.py)."""
+    out = " [--out DIR]" if verb == "run" else ""
+    parser = _Parser(
+        prog=f"oltplab {verb}",
+        usage=f"oltplab {verb} PATH.lua --db URL{out} [--OPTION=VALUE ...]",
+        description=f"{helptext.SCRIPT_VERB_SUMMARY[verb]}\n\n{helptext.SCRIPT_OPTIONS_NOTE}",
+        formatter_class=_HelpFormatter,
+        add_help=False,
+        allow_abbrev=False,
+    )
+    _add_own_options(parser, verb, helptext.SCRIPT_DB_OPTION_HELP)
+    general = parser.add_argument_group("general options")
+    _add_options(general, list(catalog.script_options().values()))
+    return parser.format_help()
 
 
 def _bool_hint(args: list[str], token: str) -> str | None:
@@ -206,11 +232,15 @@ class ScriptVerbArgs:
     args: dict[str, str | None]  # every option as typed, the script's own included (sysbench.opt)
 
 
-def is_script(args: list[str]) -> bool:
-    """Whether the workload given is a sysbench script: the first argument that is not an
-    option names a .lua file."""
+def script_arg(args: list[str]) -> str | None:
+    """The sysbench script given as the workload: the first argument that is not an option,
+    when it names a .lua file."""
     first = next((a for a in args if not a.startswith("-")), None)
-    return first is not None and first.endswith(".lua")
+    return first if first is not None and first.endswith(".lua") else None
+
+
+def is_script(args: list[str]) -> bool:
+    return script_arg(args) is not None
 
 
 def parse_script_verb(verb: str, args: list[str], catalog: Catalog) -> ScriptVerbArgs:

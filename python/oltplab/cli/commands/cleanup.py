@@ -13,8 +13,8 @@ from oltplab.cli.progress import StatusLine
 
 
 def main(args: list[str]) -> int:
-    if is_script(args) and not wants_help(args):
-        return script_verbs.main("cleanup", args)
+    if is_script(args):
+        return (script_verbs.show_help if wants_help(args) else script_verbs.main)("cleanup", args)
     catalog = load_catalog()
     parsed = parse_verb("cleanup", args, catalog)
     if parsed is None:

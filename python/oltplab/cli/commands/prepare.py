@@ -27,8 +27,8 @@ def prepared_what(workload: str, options: Mapping[str, Any], result: Json) -> st
 
 
 def main(args: list[str]) -> int:
-    if is_script(args) and not wants_help(args):
-        return script_verbs.main("prepare", args)
+    if is_script(args):
+        return (script_verbs.show_help if wants_help(args) else script_verbs.main)("prepare", args)
     catalog = load_catalog()
     parsed = parse_verb("prepare", args, catalog)
     if parsed is None:

@@ -8,6 +8,7 @@ from oltplab._types import Json
 from oltplab.catalog import load_catalog
 from oltplab.cli import exitcodes
 from oltplab.cli.argv import wants_help
+from oltplab.cli.commands import script_verbs
 from oltplab.cli.display import PrepareDisplay, RunDisplay
 from oltplab.cli.parser import is_script, parse_script_verb, parse_verb
 from oltplab.cli.progress import StatusLine
@@ -62,8 +63,8 @@ def _run_script(args: list[str]) -> int:
 
 
 def main(args: list[str]) -> int:
-    if is_script(args) and not wants_help(args):
-        return _run_script(args)
+    if is_script(args):
+        return script_verbs.show_help("run", args) if wants_help(args) else _run_script(args)
     catalog = load_catalog()
     parsed = parse_verb("run", args, catalog)
     if parsed is None:
