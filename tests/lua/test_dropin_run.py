@@ -2,8 +2,8 @@
 sysbench 1.0.20 running the same script on the same server. Debian's scripts copied under
 names that are not built-in workloads (so that the script itself runs), a fixed number of
 events on one connection: the server's own statement counters (MariaDB's Com_*,
-PostgreSQL's pg_stat_statements) must move alike for both tools, and the report must count
-what sysbench counts (docs/lua.md)."""
+PostgreSQL's pg_stat_statements) must move alike for both tools and for oltplab's native
+workload of the same name, and the report must count what sysbench counts (docs/lua.md)."""
 
 import re
 import subprocess
@@ -15,10 +15,11 @@ from oltplab.servers import MariaDBServer, PostgresServer
 from tests.drivers.commands import sysbench_connection
 from tests.drivers.counters import Counts, delta, mariadb_status
 from tests.lua.test_dropin_commands import real, scripts, without_banner
+from tests.lua.test_script_verbs import server
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
 from tests.sysbench_compat.test_vs_sysbench import connection_options
 
-__all__ = ["scripts"]  # the fixture, shared with the commands' tests
+__all__ = ["scripts", "server"]  # the fixtures, shared with the other tests
 
 EVENTS = 20
 # The statements a script's events send, as the server counts them. Not the SHOWs each tool
@@ -115,9 +116,11 @@ def test_a_debian_script_sends_what_sysbench_sends(
 
 
 # Calls per statement text since the reset, the benchmark's statements only (not the tools'
-# reads of the server's version and settings, nor the reset itself).
+# reads of the server's version and settings, nor the reset itself); select_random_*'s texts
+# span lines, read back one line each.
 _PGSS = (
-    "SELECT s.query, sum(s.calls) FROM pg_stat_statements s JOIN pg_database d "
+    r"SELECT regexp_replace(s.query, '\s+', ' ', 'g'), sum(s.calls) FROM pg_stat_statements s "
+    "JOIN pg_database d "
     "ON d.oid = s.dbid WHERE d.datname = current_database() AND (s.query LIKE '%sbtest%' "
     "OR s.query IN ('BEGIN', 'COMMIT', 'ROLLBACK')) GROUP BY 1"
 )
@@ -138,13 +141,17 @@ def pg_reset(server: PostgresServer) -> None:
     server.query("SELECT pg_stat_statements_reset()", database=server.database)
 
 
-@pytest.mark.parametrize("name", ["oltp_read_write", "oltp_point_select", "oltp_insert"])
-def test_a_debian_script_sends_what_sysbench_sends_to_postgresql(
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_debian_script_sends_what_sysbench_and_the_native_one_send_to_postgresql(
     scripts: Path, postgres_empty_db: PostgresServer, name: str
 ) -> None:
     server = postgres_empty_db
     script = f"./my_{name}.lua"
-    db = [*sysbench_connection(server.url, server.database), "--tables=2", "--table-size=200"]
+    db = [
+        *sysbench_connection(server.url, server.database),
+        f"--tables={tables(name)}",
+        "--table-size=200",
+    ]
     load = [*db, "--threads=1", f"--events={EVENTS}", "--time=0"]
     server.query("DROP TABLE IF EXISTS sbtest1, sbtest2", database=server.database)
     assert real(script, *db, "prepare", cwd=scripts).returncode == 0
@@ -161,4 +168,41 @@ def test_a_debian_script_sends_what_sysbench_sends_to_postgresql(
     assert ours == theirs
     assert sum(theirs.values()) >= EVENTS
     assert report_counts(ours_run.stdout) == report_counts(theirs_run.stdout)
+    pg_reset(server)
+    native_run = sysbench_cmd(name, *load, "run", cwd=scripts)
+    assert native_run.returncode == 0, native_run.stderr
+    # oltplab's native workload of the same name sends the same, but for its pre-flight (a
+    # look for each table, one row read).
+    native = {
+        text: n
+        for text, n in pg_statements(server).items()
+        if "information_schema" not in text and not text.startswith("SELECT id FROM sbtestN LIMIT")
+    }
+    assert native == theirs
     sysbench_cmd(script, *db, "cleanup", cwd=scripts)
+
+
+def test_bulk_insert_fills_a_table_per_thread_as_sysbench_does(
+    scripts: Path, server: MariaDBServer | PostgresServer
+) -> None:
+    """Debian's bulk_insert.lua: each thread appends to its own table in events that send
+    nothing until the buffer fills. Connections whose events never wait must still share the
+    engine thread's time, as sysbench's OS threads do (each table gets rows)."""
+    script = "./my_bulk_insert.lua"
+    db = [*sysbench_connection(server.url, server.database), "--threads=2"]
+
+    def rows() -> list[int]:
+        return [
+            int(server.query(f"SELECT COUNT(*) FROM sbtest{t}", database=server.database)[0][0])
+            for t in (1, 2)
+        ]
+
+    for tool in (real, sysbench_cmd):
+        server.query("DROP TABLE IF EXISTS sbtest1, sbtest2", database=server.database)
+        assert tool(script, *db, "prepare", cwd=scripts).returncode == 0
+        done = tool(script, *db, "--time=1", "run", cwd=scripts)
+        assert done.returncode == 0, done.stdout + done.stderr
+        filled = rows()
+        assert all(n > 0 for n in filled), (tool, filled)
+        assert sum(filled) == report_counts(done.stdout)["events"]
+        assert tool(script, *db, "cleanup", cwd=scripts).returncode == 0

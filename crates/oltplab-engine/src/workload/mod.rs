@@ -221,8 +221,12 @@ impl Workload {
             (Workload::BulkInsert(w), WorkerState::BulkInsert(s)) => w.event(ctx, s).await,
             (Workload::Tpcc(w), WorkerState::Tpcc(s)) => w.event(ctx, s).await,
             (Workload::Script(_), WorkerState::Script(s)) => {
+                // An event without a blocking call (bulk_insert.lua's, until its buffer fills)
+                // never yields: without consume_budget, one connection would run every event
+                // of its engine thread, where sysbench's OS threads share the time.
                 let done = s.0.event().await;
                 ctx.clock.lap_ns(); // the event's end
+                tokio::task::coop::consume_budget().await;
                 done.map(|e| script_done(ctx, e))
             }
             _ => Err(state_mismatch()),
