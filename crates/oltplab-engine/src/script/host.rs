@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, LuaOptions, MultiValue, ObjectLike, StdLib, Table, Value as LuaValue};
 
+use super::async_fn::async_fn;
 use super::ctx::{shared, CtxHandle, StateShared, ThreadCtx};
 use super::errors::one_line;
 use crate::error::{EngineError, Result};
@@ -175,7 +176,7 @@ fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
         |ud: &mlua::AnyUserData| -> mlua::Result<Rc<ThreadCtx>> { Ok(Rc::clone(&ud.borrow::<CtxHandle>()?.0)) };
     host.set(
         "more_events",
-        lua.create_async_function(move |_, (ud, _tid): (mlua::AnyUserData, LuaValue)| async move {
+        async_fn(lua, move |_, (ud, _tid): (mlua::AnyUserData, LuaValue)| async move {
             let ctx = Rc::clone(&ud.borrow::<CtxHandle>()?.0);
             ctx.flush_outside();
             Ok(ctx.shared.pacer.more_events(ctx.tid).await)
@@ -215,7 +216,7 @@ fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
     host.set("counter_val", lua.create_function(|_, _: MultiValue| Ok(0))?)?;
     host.set(
         "sleep",
-        lua.create_async_function(|_, seconds: f64| async move {
+        async_fn(lua, |_, seconds: f64| async move {
             if seconds > 0.0 && seconds.is_finite() {
                 tokio::time::sleep(std::time::Duration::from_secs_f64(seconds)).await;
             }

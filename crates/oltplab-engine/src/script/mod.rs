@@ -7,6 +7,7 @@
 //! the engine instead.
 //!
 //! ```text
+//! async_fn.rs   Lua functions that wait, their futures freed when they complete
 //! host.rs       the Lua state: LuaJIT + FFI, the engine's functions, `lua/runtime.lua`
 //! `lua/runtime.lua`  oltplab's sysbench API in Lua: environments, require, ffi proxy, reports
 //! ctx.rs        what a sysbench thread reaches in the engine: counters, the pacer, output
@@ -20,6 +21,7 @@
 //! errors.rs     Lua errors as one line naming the script's file:line
 //! ```
 
+mod async_fn;
 mod command;
 mod ctx;
 mod errors;

@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use mlua::{AnyUserData, Lua, MultiValue, UserData, UserDataMethods, Value as LuaValue, Variadic};
 
+use super::async_fn::async_fn;
 use super::ctx::{CtxHandle, ThreadCtx};
 use crate::db::{DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::driver::Conn;
@@ -159,10 +160,10 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             }
         })?,
     )?;
-    host.set("connect", lua.create_async_function(|lua, ctx: AnyUserData| async move { connect(&lua, &ctx).await })?)?;
+    host.set("connect", async_fn(lua, |lua, ctx: AnyUserData| async move { connect(&lua, &ctx).await })?)?;
     host.set(
         "query",
-        lua.create_async_function(|lua, (con, sql): (AnyUserData, mlua::String)| async move {
+        async_fn(lua, |lua, (con, sql): (AnyUserData, mlua::String)| async move {
             let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
             let sql = sql.to_str()?.to_owned();
             let r = with_conn(&conn, |mut c| {
@@ -179,7 +180,7 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     )?;
     host.set(
         "prepare",
-        lua.create_async_function(|lua, (con, sql): (AnyUserData, mlua::String)| async move {
+        async_fn(lua, |lua, (con, sql): (AnyUserData, mlua::String)| async move {
             let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
             let sql = sql.to_str()?.to_owned();
             match with_conn(&conn, |mut c| {
@@ -213,7 +214,7 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     )?;
     host.set(
         "disconnect",
-        lua.create_async_function(|_, con: AnyUserData| async move {
+        async_fn(lua, |_, con: AnyUserData| async move {
             let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
             let taken = conn.borrow_mut().conn.take();
             if let Some(c) = taken {
@@ -225,7 +226,7 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     )?;
     host.set(
         "reconnect",
-        lua.create_async_function(|_, con: AnyUserData| async move {
+        async_fn(lua, |_, con: AnyUserData| async move {
             let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
             reconnect(&conn).await.map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))
         })?,
@@ -234,10 +235,7 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
 }
 
 fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
-    host.set(
-        "execute",
-        lua.create_async_function(|lua, stmt: AnyUserData| async move { execute(&lua, &stmt).await })?,
-    )?;
+    host.set("execute", async_fn(lua, |lua, stmt: AnyUserData| async move { execute(&lua, &stmt).await })?)?;
     host.set(
         "bind_create",
         lua.create_function(|lua, (btype, max_len): (i64, Option<usize>)| {
@@ -261,7 +259,7 @@ fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     )?;
     host.set(
         "close",
-        lua.create_async_function(|_, stmt: AnyUserData| async move {
+        async_fn(lua, |_, stmt: AnyUserData| async move {
             let (conn, id) = {
                 let mut s = stmt.borrow_mut::<StmtHandle>()?;
                 if s.closed {
@@ -319,7 +317,7 @@ fn register_bulk(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     )?;
     host.set(
         "bulk_insert_next",
-        lua.create_async_function(|lua, (con, row): (AnyUserData, mlua::String)| async move {
+        async_fn(lua, |lua, (con, row): (AnyUserData, mlua::String)| async move {
             let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
             let row = row.to_str()?;
             let full = {
@@ -346,7 +344,7 @@ fn register_bulk(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     )?;
     host.set(
         "bulk_insert_done",
-        lua.create_async_function(|lua, con: AnyUserData| async move {
+        async_fn(lua, |lua, con: AnyUserData| async move {
             let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
             let failed = flush(&lua, &conn).await?;
             conn.borrow_mut().bulk = None;
