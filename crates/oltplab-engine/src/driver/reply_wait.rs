@@ -8,7 +8,7 @@
 //! waited for in poll(2)").
 //!
 //! The wait has no timeout (a timer armed and cancelled per statement cost more than it saved:
-//! a virtual machine pays a timer's programming with an exit); it also ends when the run's
+//! a virtual machine pays a timer's programming with an exit); it also ends when the thread's
 //! [`Doorbell`] rings, which the run does when it stops or gives up on its connections, so that
 //! the thread's other tasks (the stop, the end grace's abandon) run again. A thread that owns
 //! several connections never waits here: its other connections' replies would wait behind this

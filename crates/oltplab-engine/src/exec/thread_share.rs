@@ -144,9 +144,11 @@ pub struct Shares {
     finished: Vec<oneshot::Receiver<Finished>>,
     abandon: Stop,
     close: Stop,
-    /// Ends the waits in poll(2) of threads that own one connection (`driver/reply_wait.rs`);
-    /// none if no eventfd could be had (the runtime then waits for every reply).
-    doorbell: Option<Doorbell>,
+    /// End the waits in poll(2) of threads that own one connection (`driver/reply_wait.rs`):
+    /// one per thread, as every wait adds itself to its doorbell's wait queue, which threads
+    /// sharing one would all lock; a thread without one (no eventfd to be had) waits in the
+    /// runtime for every reply.
+    doorbells: Vec<Doorbell>,
 }
 
 impl Shares {
@@ -160,7 +162,6 @@ impl Shares {
     ) -> Self {
         let threads = engine.len().min(connections).max(1);
         let (abandon, close) = (Stop::new(), Stop::new());
-        let doorbell = Doorbell::new().ok();
         let mut shares = Self {
             handles: Vec::new(),
             connected: Vec::new(),
@@ -168,20 +169,15 @@ impl Shares {
             finished: Vec::new(),
             abandon: abandon.clone(),
             close: close.clone(),
-            doorbell: doorbell.clone(),
+            doorbells: Vec::new(),
         };
         for thread in 0..threads {
+            let doorbell = Doorbell::new().ok();
+            shares.doorbells.extend(doorbell.clone());
             let (connected, connected_rx) = oneshot::channel();
             let (go_tx, go) = oneshot::channel();
             let (finished, finished_rx) = oneshot::channel();
-            let steps = Steps {
-                connected,
-                go,
-                finished,
-                abandon: abandon.clone(),
-                close: close.clone(),
-                doorbell: doorbell.clone(),
-            };
+            let steps = Steps { connected, go, finished, abandon: abandon.clone(), close: close.clone(), doorbell };
             let share = Share {
                 thread,
                 threads,
@@ -238,7 +234,7 @@ impl Shares {
     /// Hands every thread back to its runtime (the run stops): a worker waiting for its reply
     /// in poll(2) waits in the runtime instead, where the stop reaches it.
     pub fn wake(&self) {
-        if let Some(doorbell) = &self.doorbell {
+        for doorbell in &self.doorbells {
             doorbell.ring();
         }
     }

@@ -46,8 +46,9 @@ const THREADS_PER_STATE: usize = 256;
 /// collection: the next collection starts at once (Lua's default, kept for `thread_init`, waits
 /// for the heap to double). A run's garbage is a few small objects per statement, and at 4,096
 /// read-only connections the default let each state's heap reach 1.6 times its live data
-/// (11 MB for 7 MB: about 70 MB of RSS over 16 states); at 100 it stays within 1.1 times, and
-/// the client CPU per transaction did not change measurably (docs/lua.md, "What it costs").
+/// (11 MB for 7 MB: 356-404 MB of RSS against 318-323); at 100 it stays within 1.1 times, for
+/// about 15 % more client CPU per transaction there (median of 3 pairs on a loaded host; none
+/// measurable at 8 connections). 150 was in between (353 MB). docs/performance.md, "Lua scripts".
 const RUN_GC_PAUSE_PERCENT: i32 = 100;
 /// LuaJIT's default pause, which a script that sets its own has changed.
 const LUA_GC_PAUSE_PERCENT: i32 = 200;
