@@ -13,6 +13,7 @@ from oltplab.servers import MariaDBServer
 from tests.drivers.commands import oltplab_cli, oltplab_done, oltplab_started, wait_for_intervals
 from tests.lua.test_dropin_commands import real, scripts
 from tests.lua.test_report_hooks import EVENTS
+from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
 from tests.sysbench_compat.test_vs_sysbench import connection_options
 
 __all__ = ["scripts"]  # the fixture, shared with the commands' tests
@@ -91,3 +92,32 @@ def test_a_stopped_script_run_leaves_a_complete_run_directory_marked_incomplete(
     assert run.summary.transactions > 0
     assert run.doc.workload.name == "slow.lua"
     assert "slow.lua" in oltplab_cli("show", "r", cwd=tmp_path)
+
+
+def test_the_drop_in_keeps_a_script_run_s_directory_with_out(
+    tmp_path: Path, mariadb: MariaDBServer
+) -> None:
+    """`oltplab sysbench PATH.lua ... --out DIR run` (README's drop-in): a run directory that
+    `show` reads, the script's options without --out; Ctrl-C keeps what was measured."""
+    (tmp_path / "slow.lua").write_text(EVENTS)
+    db = [*connection_options(mariadb.url), "--threads=2"]
+    done = sysbench_cmd("./slow.lua", *db, "--time=1", "--out", "r1", "run", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "total number of events:" in done.stdout
+    run = load_run(tmp_path / "r1")
+    assert run.complete is True
+    assert run.doc.workload.name == "slow.lua"
+    assert "out" not in run.doc.workload.options
+    assert "slow.lua" in oltplab_cli("show", "r1", cwd=tmp_path)
+
+    child = oltplab_started("sysbench", "./slow.lua", *db, "--time=120", "--out=r2", "run",
+                            cwd=tmp_path)  # fmt: skip
+    wait_for_intervals(child, tmp_path / "r2", 2)
+    child.send_signal(signal.SIGINT)
+    _out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert err == "oltplab: interrupted; what was measured is in r2\n"
+    run = load_run(tmp_path / "r2")
+    assert run.complete is False
+    assert run.summary is not None
+    assert run.summary.transactions > 0

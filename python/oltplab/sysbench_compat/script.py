@@ -75,6 +75,7 @@ class ScriptInvocation:
     argv: list[str]
     warnings: tuple[str, ...]
     verbosity: int
+    out: Path | None = None  # --out DIR: `run` also writes a run directory
 
 
 def _general_defs(catalog: Catalog) -> dict[str, OptionDef]:
@@ -89,7 +90,8 @@ class _ScriptCollector(_Collector):
         self.args: dict[str, str | None] = {}
 
     def add(self, given: _Given) -> None:
-        self.args[given.name] = given.value
+        if given.name != "out":  # oltplab's own (a run directory), not the script's to see
+            self.args[given.name] = given.value
         if given.name in self.defs or given.name in self.sysbench:
             super().add(given)
 
@@ -123,6 +125,7 @@ def parse_script_argv(args: Sequence[str], path: str, catalog: Catalog) -> Scrip
         argv=["sysbench", *args],
         warnings=tuple(collector.warnings),
         verbosity=collector.verbosity,
+        out=collector.out,
     )
 
 

@@ -193,6 +193,6 @@ def _run_script(inv: ScriptInvocation, catalog: Catalog, args: list[str]) -> int
     call = script_call(inv)
     replaced = report_hooks(script_spec(call, db_url(inv.connection), inv.options))
     how = _RunHow(
-        inv.path, inv.options, effective, inv.verbosity, None, call, printer(inv), replaced
+        inv.path, inv.options, effective, inv.verbosity, inv.out, call, printer(inv), replaced
     )
     return run_with_report(how, db_url(inv.connection), args)
