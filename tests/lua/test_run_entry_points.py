@@ -1,15 +1,16 @@
 """Scripts of our own through `oltplab sysbench SCRIPT.lua run`, each entry point against the
 real sysbench 1.0.20 running the same file on the same MariaDB: per-thread globals,
 `thread_run` with sysbench's ffi event calls and `ffi.C.usleep`, `sb_counter_inc`, ignorable
-errors restarting events through the hooks, a fatal SQL error, a Lua error naming file:line
-(docs/lua.md)."""
+errors restarting events through the hooks, a fatal SQL error, a Lua error naming file:line,
+sysbench 1.0's legacy API (docs/lua.md)."""
 
 import re
 from pathlib import Path
 
 from oltplab.servers import MariaDBServer
+from tests.drivers.counters import mariadb_status
 from tests.lua.test_dropin_commands import real
-from tests.lua.test_dropin_run import report_counts
+from tests.lua.test_dropin_run import report_counts, statements
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
 from tests.sysbench_compat.test_vs_sysbench import connection_options
 
@@ -186,3 +187,57 @@ def test_a_script_without_event_is_refused_as_sysbench_refuses_it(
     message = "FATAL: cannot find the event() function in noevent.lua"
     assert message in theirs.stdout
     assert ours.stderr == message + "\n"
+
+
+# sysbench 1.0's legacy API (its compat layer): the implicit connection, db_query, a prepared
+# statement bound to a table of values read at each execute, bulk inserts, sb_rand*.
+LEGACY = """
+function prepare()
+  db_connect()
+  db_query("CREATE TABLE legacy (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+  db_bulk_insert_init("INSERT INTO legacy VALUES")
+  for i = 1, 50 do
+    db_bulk_insert_next(string.format("(%d, 0)", i))
+  end
+  db_bulk_insert_done()
+end
+function cleanup()
+  db_query("DROP TABLE IF EXISTS legacy")
+end
+function thread_init(thread_id)
+  db_connect()
+  stmt = db_prepare("UPDATE legacy SET v = v + 1 WHERE id = ?")
+  params = {1}
+  db_bind_param(stmt, params)
+end
+function event(thread_id)
+  db_query("BEGIN")
+  db_query(string.format("SELECT v FROM legacy WHERE id = %d", sb_rand(1, 50)))
+  params[1] = sb_rand_uniform(1, 50)
+  db_execute(stmt)
+  db_query("COMMIT")
+end
+function thread_done(thread_id)
+  db_disconnect()
+end
+"""
+
+
+def test_the_legacy_api_sends_what_sysbench_sends(tmp_path: Path, mariadb: MariaDBServer) -> None:
+    (tmp_path / "legacy.lua").write_text(LEGACY)
+    db = connection_options(mariadb.url)
+    load = [*db, "--threads=1", f"--events={EVENTS}", "--time=0", "run"]
+    sent, reports = [], []
+    for tool in (real, sysbench_cmd):
+        mariadb.query("DROP TABLE IF EXISTS legacy", database=mariadb.database)
+        assert tool("./legacy.lua", *db, "prepare", cwd=tmp_path).returncode == 0
+        before = mariadb_status(mariadb)
+        done = tool("./legacy.lua", *load, cwd=tmp_path)
+        sent.append(statements(mariadb, done, before))
+        reports.append(report_counts(done.stdout))
+        rows = mariadb.query("SELECT COUNT(*), SUM(v) FROM legacy", database=mariadb.database)
+        assert rows == [["50", str(EVENTS)]]  # each event's execute read the value it was given
+        assert tool("./legacy.lua", *db, "cleanup", cwd=tmp_path).returncode == 0
+    assert sent[1] == sent[0]
+    assert sent[0]["Com_stmt_execute"] == EVENTS
+    assert reports[1] == reports[0]
