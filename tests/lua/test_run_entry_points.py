@@ -241,3 +241,34 @@ def test_the_legacy_api_sends_what_sysbench_sends(tmp_path: Path, mariadb: Maria
     assert sent[1] == sent[0]
     assert sent[0]["Com_stmt_execute"] == EVENTS
     assert reports[1] == reports[0]
+
+
+# init and done around the run, in the main state: sysbench.cmdline's command and argv (what
+# follows the program's name), sysbench.version, the options.
+INIT_DONE = """
+function init()
+  local cmdline = sysbench.cmdline
+  print("init: " .. cmdline.command .. " " .. sysbench.version .. " " .. sysbench.opt.threads)
+  local args = {}
+  for i = 1, #sysbench.cmdline.argv do args[#args + 1] = sysbench.cmdline.argv[i] end
+  print("argv: " .. table.concat(args, " "))
+end
+function event() end
+function done()
+  print("done: " .. sysbench.cmdline.command)
+end
+"""
+
+
+def test_init_and_done_run_around_the_run_as_in_sysbench(
+    tmp_path: Path, mariadb: MariaDBServer
+) -> None:
+    # --time: the report is not compared (sysbench prints no SQL statistics for a run that
+    # sent no statement; oltplab prints them as zeros).
+    ours, theirs = both(
+        tmp_path, mariadb, "id.lua", INIT_DONE, "--threads=2", "--events=5", "--time=9"
+    )
+    mine = lines_like(ours, "(init|argv|done): ")
+    assert mine == lines_like(theirs, "(init|argv|done): ")
+    assert "init: run 1.0.20 2" in mine
+    assert "done: run" in mine
