@@ -29,6 +29,7 @@ mod load;
 mod options;
 mod rand;
 mod reports;
+mod resume;
 mod sql;
 
 use std::collections::BTreeMap;

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use mlua::{AnyUserData, Lua, MultiValue, UserData, UserDataMethods, Value as LuaValue, Variadic};
 
 use super::ctx::{CtxHandle, ThreadCtx};
+use super::resume::set_async;
 use crate::db::{DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::driver::Conn;
 use crate::rand::rand_string_into;
@@ -159,85 +160,64 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             }
         })?,
     )?;
-    host.set("connect", lua.create_async_function(|lua, ctx: AnyUserData| async move { connect(&lua, &ctx).await })?)?;
-    host.set(
-        "query",
-        lua.create_async_function(|lua, (con, sql): (AnyUserData, mlua::String)| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let sql = sql.to_str()?.to_owned();
-            let r = with_conn(&conn, |mut c| {
-                let sql = &sql;
-                Box::pin(async move {
-                    let r = c.query(sql, Fetch::Rows).await;
-                    (c, r)
-                })
+    set_async(lua, host, "connect", |lua, ctx: AnyUserData| async move { connect(&lua, &ctx).await })?;
+    set_async(lua, host, "query", |lua, (con, sql): (AnyUserData, mlua::String)| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let sql = sql.to_str()?.to_owned();
+        let r = with_conn(&conn, |mut c| {
+            let sql = &sql;
+            Box::pin(async move {
+                let r = c.query(sql, Fetch::Rows).await;
+                (c, r)
             })
-            .await
-            .and_then(|r| r);
-            answer(&lua, &conn, r, Origin::Query(&sql)).await
-        })?,
-    )?;
-    host.set(
-        "prepare",
-        lua.create_async_function(|lua, (con, sql): (AnyUserData, mlua::String)| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let sql = sql.to_str()?.to_owned();
-            match with_conn(&conn, |mut c| {
-                let sql = &sql;
-                Box::pin(async move {
-                    let r = c.prepare_more(sql).await;
-                    (c, r)
-                })
+        })
+        .await
+        .and_then(|r| r);
+        answer(&lua, &conn, r, Origin::Query(&sql)).await
+    })?;
+    set_async(lua, host, "prepare", |lua, (con, sql): (AnyUserData, mlua::String)| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let sql = sql.to_str()?.to_owned();
+        match with_conn(&conn, |mut c| {
+            let sql = &sql;
+            Box::pin(async move {
+                let r = c.prepare_more(sql).await;
+                (c, r)
             })
-            .await
-            .and_then(|r| r)
-            {
-                Ok(id) => {
-                    let stmt = StmtHandle {
-                        conn,
-                        id,
-                        sql: Rc::from(sql),
-                        params: Vec::new(),
-                        values: Vec::new(),
-                        closed: false,
-                    };
-                    Ok(MultiValue::from_vec(vec![LuaValue::UserData(lua.create_userdata(stmt)?)]))
-                }
-                Err(e) => {
-                    let mut values = vec![LuaValue::Nil];
-                    values.extend(failure(&lua, &conn, &e, Origin::Prepare).await?);
-                    Ok(MultiValue::from_vec(values))
-                }
+        })
+        .await
+        .and_then(|r| r)
+        {
+            Ok(id) => {
+                let stmt =
+                    StmtHandle { conn, id, sql: Rc::from(sql), params: Vec::new(), values: Vec::new(), closed: false };
+                Ok(MultiValue::from_vec(vec![LuaValue::UserData(lua.create_userdata(stmt)?)]))
             }
-        })?,
-    )?;
-    host.set(
-        "disconnect",
-        lua.create_async_function(|_, con: AnyUserData| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let taken = conn.borrow_mut().conn.take();
-            if let Some(c) = taken {
-                conn.borrow().ctx.flush_outside();
-                c.close().await;
+            Err(e) => {
+                let mut values = vec![LuaValue::Nil];
+                values.extend(failure(&lua, &conn, &e, Origin::Prepare).await?);
+                Ok(MultiValue::from_vec(values))
             }
-            Ok(())
-        })?,
-    )?;
-    host.set(
-        "reconnect",
-        lua.create_async_function(|_, con: AnyUserData| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            reconnect(&conn).await.map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))
-        })?,
-    )?;
+        }
+    })?;
+    set_async(lua, host, "disconnect", |_, con: AnyUserData| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let taken = conn.borrow_mut().conn.take();
+        if let Some(c) = taken {
+            conn.borrow().ctx.flush_outside();
+            c.close().await;
+        }
+        Ok(())
+    })?;
+    set_async(lua, host, "reconnect", |_, con: AnyUserData| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        reconnect(&conn).await.map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))
+    })?;
     Ok(())
 }
 
 fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
-    host.set(
-        "execute",
-        lua.create_async_function(|lua, stmt: AnyUserData| async move { execute(&lua, &stmt).await })?,
-    )?;
+    set_async(lua, host, "execute", |lua, stmt: AnyUserData| async move { execute(&lua, &stmt).await })?;
     host.set(
         "bind_create",
         lua.create_function(|lua, (btype, max_len): (i64, Option<usize>)| {
@@ -259,29 +239,26 @@ fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             Ok(())
         })?,
     )?;
-    host.set(
-        "close",
-        lua.create_async_function(|_, stmt: AnyUserData| async move {
-            let (conn, id) = {
-                let mut s = stmt.borrow_mut::<StmtHandle>()?;
-                if s.closed {
-                    return Ok(());
-                }
-                s.closed = true;
-                s.params.clear();
-                (Rc::clone(&s.conn), s.id)
-            };
-            // As mysql_stmt_close(): the server forgets it (a closed connection has nothing to close).
-            let _ = with_conn(&conn, |mut c| {
-                Box::pin(async move {
-                    let r = c.close_statement(id).await;
-                    (c, r)
-                })
+    set_async(lua, host, "close", |_, stmt: AnyUserData| async move {
+        let (conn, id) = {
+            let mut s = stmt.borrow_mut::<StmtHandle>()?;
+            if s.closed {
+                return Ok(());
+            }
+            s.closed = true;
+            s.params.clear();
+            (Rc::clone(&s.conn), s.id)
+        };
+        // As mysql_stmt_close(): the server forgets it (a closed connection has nothing to close).
+        let _ = with_conn(&conn, |mut c| {
+            Box::pin(async move {
+                let r = c.close_statement(id).await;
+                (c, r)
             })
-            .await;
-            Ok(())
-        })?,
-    )?;
+        })
+        .await;
+        Ok(())
+    })?;
     host.set(
         "fetch_row",
         lua.create_function(|lua, (rows, n): (AnyUserData, usize)| {
@@ -317,42 +294,37 @@ fn register_bulk(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             Ok(())
         })?,
     )?;
-    host.set(
-        "bulk_insert_next",
-        lua.create_async_function(|lua, (con, row): (AnyUserData, mlua::String)| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let row = row.to_str()?;
-            let full = {
-                let c = conn.borrow();
-                let bulk = c.bulk.as_ref().ok_or_else(|| {
-                    mlua::Error::runtime("attempt to call bulk_insert_next() before bulk_insert_init()")
-                })?;
-                bulk.sql.len() + row.len() + 1 + usize::from(bulk.rows > 0) > BULK_PACKET_BYTES
-            };
-            if full {
-                if let Some(failed) = flush(&lua, &conn).await? {
-                    return Ok(failed);
-                }
+    set_async(lua, host, "bulk_insert_next", |lua, (con, row): (AnyUserData, mlua::String)| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let row = row.to_str()?;
+        let full = {
+            let c = conn.borrow();
+            let bulk = c
+                .bulk
+                .as_ref()
+                .ok_or_else(|| mlua::Error::runtime("attempt to call bulk_insert_next() before bulk_insert_init()"))?;
+            bulk.sql.len() + row.len() + 1 + usize::from(bulk.rows > 0) > BULK_PACKET_BYTES
+        };
+        if full {
+            if let Some(failed) = flush(&lua, &conn).await? {
+                return Ok(failed);
             }
-            let mut c = conn.borrow_mut();
-            let bulk = c.bulk.as_mut().expect("checked above");
-            if bulk.rows > 0 {
-                bulk.sql.push(',');
-            }
-            bulk.sql.push_str(&row);
-            bulk.rows += 1;
-            Ok(MultiValue::new())
-        })?,
-    )?;
-    host.set(
-        "bulk_insert_done",
-        lua.create_async_function(|lua, con: AnyUserData| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let failed = flush(&lua, &conn).await?;
-            conn.borrow_mut().bulk = None;
-            Ok(failed.unwrap_or_default())
-        })?,
-    )?;
+        }
+        let mut c = conn.borrow_mut();
+        let bulk = c.bulk.as_mut().expect("checked above");
+        if bulk.rows > 0 {
+            bulk.sql.push(',');
+        }
+        bulk.sql.push_str(&row);
+        bulk.rows += 1;
+        Ok(MultiValue::new())
+    })?;
+    set_async(lua, host, "bulk_insert_done", |lua, con: AnyUserData| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let failed = flush(&lua, &conn).await?;
+        conn.borrow_mut().bulk = None;
+        Ok(failed.unwrap_or_default())
+    })?;
     Ok(())
 }
 

@@ -88,11 +88,28 @@ local function caller_level()
     if frame == nil then
       break
     end
-    if frame.what ~= "C" and frame.source ~= "=[oltplab]" then
+    if frame.what ~= "C" and frame.what ~= "tail" and frame.source ~= "=[oltplab]" then
       return level - 1 -- as error() counts: 1 is the function that calls it
     end
   end
   return 0
+end
+
+-- The engine's asynchronous functions (`host.started`, script/resume.rs) start their operation
+-- and return; the coroutine then yields to the engine, which awaits the operation and resumes
+-- it with `true, results...`, or `false, message` for an error of the script's line.
+local yield = G.coroutine.yield
+local function resumed(ok, ...)
+  if ok then
+    return ...
+  end
+  error((...), caller_level())
+end
+for name, start in G.pairs(host.started) do
+  host[name] = function(...)
+    start(...)
+    return resumed(yield())
+  end
 end
 
 -- A failed statement, as sysbench's check_error() treats it: an ignorable error (or a fatal one
