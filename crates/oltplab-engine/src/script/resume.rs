@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 use std::future::Future;
 
-use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, MultiValue, Table, ThreadStatus, Value as LuaValue};
+use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, MultiValue, Table, ThreadStatus};
 
 use super::ctx::LocalFuture;
 use super::errors::one_line;
@@ -36,13 +36,12 @@ where
     Fut: Future<Output = mlua::Result<R>> + 'static,
     R: IntoLuaMulti,
 {
-    let started = match host.get::<Option<Table>>(STARTED)? {
-        Some(t) => t,
-        None => {
-            let t = lua.create_table()?;
-            host.set(STARTED, &t)?;
-            t
-        }
+    let started = if let Some(t) = host.get::<Option<Table>>(STARTED)? {
+        t
+    } else {
+        let t = lua.create_table()?;
+        host.set(STARTED, &t)?;
+        t
     };
     let start = lua.create_function(move |lua, args: A| {
         let (fut, owned) = (f(lua.clone(), args), lua.clone());
@@ -57,29 +56,23 @@ where
 /// Calls `f(args)` in a coroutine of its own, awaiting the operations it starts, until it returns.
 pub async fn drive<R: FromLuaMulti>(lua: &Lua, f: Function, args: impl IntoLuaMulti) -> mlua::Result<R> {
     let thread = lua.create_thread(f)?;
-    let mut input = args.into_lua_multi(lua)?;
+    let mut output = thread.resume::<MultiValue>(args);
     loop {
-        let output = thread.resume::<MultiValue>(input);
         // Taken even when the coroutine failed: the slot must not keep an operation (and the
         // state it holds) that nobody awaits.
         let op = lua.app_data_ref::<Pending>().and_then(|p| p.0.borrow_mut().take());
-        let output = output?;
+        let values = output?;
         if thread.status() != ThreadStatus::Resumable {
-            return R::from_lua_multi(output, lua);
+            return R::from_lua_multi(values, lua);
         }
         let Some(op) = op else {
             return Err(mlua::Error::runtime(
                 "coroutine.yield() outside a coroutine of the script's own: oltplab's threads cannot yield",
             ));
         };
-        input = match op.await {
-            Ok(mut values) => {
-                values.push_front(LuaValue::Boolean(true));
-                values
-            }
-            Err(e) => {
-                MultiValue::from_vec(vec![LuaValue::Boolean(false), LuaValue::String(lua.create_string(one_line(&e))?)])
-            }
+        output = match op.await {
+            Ok(values) => thread.resume((true, values)),
+            Err(e) => thread.resume((false, one_line(&e))),
         };
     }
 }

@@ -164,15 +164,7 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     set_async(lua, host, "query", |lua, (con, sql): (AnyUserData, mlua::String)| async move {
         let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
         let sql = sql.to_str()?.to_owned();
-        let r = with_conn(&conn, |mut c| {
-            let sql = &sql;
-            Box::pin(async move {
-                let r = c.query(sql, Fetch::Rows).await;
-                (c, r)
-            })
-        })
-        .await
-        .and_then(|r| r);
+        let r = query(&conn, &sql, Fetch::Rows).await;
         answer(&lua, &conn, r, Origin::Query(&sql)).await
     })?;
     set_async(lua, host, "prepare", |lua, (con, sql): (AnyUserData, mlua::String)| async move {
@@ -378,8 +370,21 @@ async fn with_conn<'a, T>(
     Ok(out)
 }
 
-/// A statement's outcome for the Lua runtime: `nrows, nfields, rows` for a result set, nothing
-/// for other statements, or `nil, nil, nil, class, errno, state, message` for an error.
+/// Sends `sql` as a plain query.
+async fn query(conn: &Rc<RefCell<ScriptConn>>, sql: &str, fetch: Fetch) -> Result<QueryResult, DbError> {
+    with_conn(conn, |mut c| {
+        Box::pin(async move {
+            let r = c.query(sql, fetch).await;
+            (c, r)
+        })
+    })
+    .await
+    .and_then(|r| r)
+}
+
+/// A statement's outcome for the Lua runtime: `nrows, nfields, rows` for a result set (`rows`
+/// false when it holds none), nothing for other statements, or `nil, nil, nil, class, errno,
+/// state, message` for an error.
 async fn answer(
     lua: &Lua,
     conn: &Rc<RefCell<ScriptConn>>,
@@ -392,11 +397,16 @@ async fn answer(
             if result.class != QueryClass::Read {
                 return Ok(MultiValue::new());
             }
-            let nfields = result.columns;
+            // No rows (a prepared statement's, which are discarded): no userdata for the GC.
+            let rows = if result.rows.is_empty() {
+                LuaValue::Boolean(false)
+            } else {
+                LuaValue::UserData(lua.create_userdata(Rows(result.rows))?)
+            };
             Ok(MultiValue::from_vec(vec![
                 LuaValue::Integer(i64::try_from(result.row_count).unwrap_or(i64::MAX)),
-                LuaValue::Integer(i64::try_from(nfields).unwrap_or(i64::MAX)),
-                LuaValue::UserData(lua.create_userdata(Rows(result.rows))?),
+                LuaValue::Integer(i64::try_from(result.columns).unwrap_or(i64::MAX)),
+                rows,
             ]))
         }
         Err(e) => {
@@ -424,13 +434,7 @@ async fn failure(
         ErrorAction::Retry => {
             shared.pacer.error(ctx.tid, &e.code, false);
             if pgsql {
-                let _ = with_conn(conn, |mut c| {
-                    Box::pin(async move {
-                        let r = c.query("ROLLBACK", Fetch::Discard).await;
-                        (c, r)
-                    })
-                })
-                .await;
+                let _ = query(conn, "ROLLBACK", Fetch::Discard).await;
             }
             IGNORABLE
         }
@@ -521,15 +525,7 @@ async fn flush(lua: &Lua, conn: &Rc<RefCell<ScriptConn>>) -> mlua::Result<Option
             _ => return Ok(None),
         }
     };
-    let r = with_conn(conn, |mut c| {
-        let sql = &sql;
-        Box::pin(async move {
-            let r = c.query(sql, Fetch::Discard).await;
-            (c, r)
-        })
-    })
-    .await
-    .and_then(|r| r);
+    let r = query(conn, &sql, Fetch::Discard).await;
     let values = answer(lua, conn, r, Origin::Query(&sql)).await?;
     Ok((!values.is_empty()).then_some(values))
 }

@@ -226,7 +226,11 @@ end
 
 -- Values come back as strings, NULL as nil, as sysbench's fetch_row gives them.
 function result_methods.fetch_row(self)
-  local row = host.fetch_row(self._rows, self._next)
+  local rows = self._rows
+  if rows == false then -- a result without rows (a prepared statement's: script/sql.rs, answer)
+    return nil
+  end
+  local row = host.fetch_row(rows, self._next)
   if row ~= nil then
     self._next = self._next + 1
   end
