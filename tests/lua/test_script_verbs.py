@@ -1,6 +1,6 @@
-"""Which test runs (a file named like a built-in runs as written; a built-in's name runs the
-native workload), and `oltplab prepare|cleanup PATH.lua --db URL` on real MariaDB and
-PostgreSQL (docs/lua.md)."""
+"""Which test runs (a file named like a built-in runs as written, sysbench's own copy too; a
+built-in's bare name runs the native workload), and `oltplab prepare|cleanup PATH.lua --db URL`
+on real MariaDB and PostgreSQL (docs/lua.md)."""
 
 import shutil
 from pathlib import Path
@@ -38,11 +38,24 @@ def test_a_path_named_like_a_built_in_runs_the_script_and_names_the_native_one(
     )
 
 
+def test_sysbench_s_own_copy_runs_as_a_script(tmp_path: Path) -> None:
+    """A path into /usr/share/sysbench is a file like any other (issue 21): its help is the
+    script's own (sysbench's wording of its options), after the line naming the native one."""
+    debian = str(DEBIAN / "oltp_point_select.lua")
+    done = sysbench_cmd(debian, "help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        f"oltplab: {debian} runs as a Lua script; "
+        "the native oltp_point_select is: oltplab sysbench oltp_point_select help\n"
+    )
+    assert "oltp_point_select.lua options:\n" in done.stdout
+
+
 def test_a_built_in_name_runs_the_native_workload(tmp_path: Path) -> None:
-    """Even beside a file of that name, and for sysbench's own copy of the script."""
+    """Even beside a file of that name, with or without .lua."""
     (tmp_path / "oltp_point_select.lua").write_text(OWN)
     db = ["--db-driver=sqlite", f"--sqlite-db={tmp_path / 'x.db'}", "--table-size=10"]
-    for test in ("oltp_point_select", str(DEBIAN / "oltp_point_select.lua")):
+    for test in ("oltp_point_select", "oltp_point_select.lua"):
         done = sysbench_cmd(test, *db, "prepare", cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert "Creating table 'sbtest1'..." in done.stdout

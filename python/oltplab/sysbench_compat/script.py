@@ -2,10 +2,10 @@
 line, and its help, prepare, cleanup and custom commands, run by the engine's script runtime.
 
 A test is a script when it is a path to an existing file (even one named like a built-in:
-`./tpcc.lua` is the user's sysbench-tpcc), or a name that is not a built-in's found as sysbench
-finds it (the current directory, then its Lua search path). A built-in's name (`tpcc`,
-`oltp_read_write.lua`) and sysbench's own copies of its scripts (/usr/share/sysbench) keep running
-the native workload, which sends the same statements.
+`./tpcc.lua` is the user's sysbench-tpcc, /usr/share/sysbench/oltp_read_write.lua is sysbench's
+own script), or a name that is not a built-in's found as sysbench finds it (the current
+directory, then its Lua search path). A built-in's bare name (`tpcc`, `oltp_read_write.lua`)
+keeps running the native workload, which sends the same statements.
 """
 
 import sys
@@ -24,8 +24,6 @@ from oltplab.sysbench_compat.options import SYSBENCH_OPTIONS
 from oltplab.sysbench_compat.output import BANNER, fatal_line, warning_line
 from oltplab.sysbench_compat.target import db_url
 
-SYSBENCH_SCRIPTS = Path("/usr/share/sysbench")  # Debian's copies of sysbench's scripts
-
 
 def native_equivalent(test: str, catalog: Catalog) -> str | None:
     """The built-in workload a script's file name names (`./tpcc.lua` -> `tpcc`), if any."""
@@ -36,9 +34,7 @@ def native_equivalent(test: str, catalog: Catalog) -> str | None:
 def script_path(test: str, catalog: Catalog) -> str | None:
     """The script `test` names, or None when it names one of oltplab's native workloads."""
     if native_equivalent(test, catalog) is not None:
-        if "/" not in test or Path(test).resolve().parent == SYSBENCH_SCRIPTS:
-            return None
-        return test if Path(test).is_file() else None
+        return test if "/" in test and Path(test).is_file() else None
     if Path(test).is_file():
         return test
     if "/" not in test:
