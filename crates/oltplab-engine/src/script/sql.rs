@@ -6,13 +6,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use mlua::{AnyUserData, Lua, MultiValue, UserData, UserDataMethods, Value as LuaValue, Variadic};
+use mlua::{AnyUserData, Lua, MultiValue, UserData, Value as LuaValue, Variadic};
 
 use super::ctx::{CtxHandle, ThreadCtx};
 use super::resume::set_async;
 use crate::db::{DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::driver::Conn;
-use crate::rand::rand_string_into;
 
 /// sysbench's `DB_ERROR_IGNORABLE` and `DB_ERROR_FATAL`.
 const IGNORABLE: i64 = 1;
@@ -51,18 +50,14 @@ pub struct StmtHandle {
     id: StmtId,
     /// For the driver's error line, as sysbench's drivers print it.
     sql: Rc<str>,
-    params: Vec<Rc<RefCell<Param>>>,
+    params: Vec<ParamKind>,
     values: Vec<Value>,
     closed: bool,
 }
 impl UserData for StmtHandle {}
 
-/// A bound parameter: sysbench's buffer, as the value it holds.
-pub struct Param {
-    kind: ParamKind,
-    value: Value,
-}
-
+/// A bound parameter's type. Its value lives in Lua (runtime.lua's `sql_param`: `set` is a
+/// table store, no call into the engine) and is converted by `execute`.
 #[derive(Clone, Copy, PartialEq)]
 enum ParamKind {
     Int,
@@ -70,54 +65,40 @@ enum ParamKind {
     Text { max_len: usize },
 }
 
-#[derive(Clone)]
-pub struct ParamHandle(Rc<RefCell<Param>>);
-
-impl UserData for ParamHandle {
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("set", |_, this, v: LuaValue| this.set(v));
-        methods.add_method("set_rand_str", |lua, this, fmt: mlua::String| this.set_rand_str(lua, &fmt.to_str()?));
-        methods.add_meta_method(mlua::MetaMethod::ToString, |_, _, ()| Ok("<sql_param>"));
+impl ParamKind {
+    /// `bind_create`'s code for runtime.lua: -1 an integer, -2 a double, else a text's length.
+    fn code(self) -> i64 {
+        match self {
+            Self::Int => -1,
+            Self::Double => -2,
+            Self::Text { max_len } => i64::try_from(max_len).unwrap_or(i64::MAX),
+        }
     }
-}
 
-impl ParamHandle {
-    fn set(&self, v: LuaValue) -> mlua::Result<()> {
-        let mut p = self.0.borrow_mut();
-        p.value = match (&p.kind, v) {
+    fn of_code(code: i64) -> Self {
+        match code {
+            -1 => Self::Int,
+            -2 => Self::Double,
+            n => Self::Text { max_len: usize::try_from(n).unwrap_or(0) },
+        }
+    }
+
+    /// The value `v` bound to a parameter of this type, as sysbench's buffer would hold it.
+    fn bound(self, v: LuaValue) -> mlua::Result<Value> {
+        Ok(match (self, v) {
             (_, LuaValue::Nil) => Value::Null,
-            (ParamKind::Int, LuaValue::Integer(i)) => Value::Int(i),
+            (Self::Int, LuaValue::Integer(i)) => Value::Int(i),
             // The int64 buffer truncates, as LuaJIT's number-to-int64 conversion does.
-            (ParamKind::Int, LuaValue::Number(n)) => Value::Int(n as i64),
-            (ParamKind::Double, LuaValue::Integer(i)) => Value::Text(i.to_string()),
-            (ParamKind::Double, LuaValue::Number(n)) => Value::Text(n.to_string()),
-            (ParamKind::Text { max_len }, LuaValue::String(s)) => Value::Text(truncated(&s.to_str()?, *max_len)),
-            (ParamKind::Text { max_len }, LuaValue::Integer(i)) => Value::Text(truncated(&i.to_string(), *max_len)),
-            (ParamKind::Text { max_len }, LuaValue::Number(n)) => Value::Text(truncated(&n.to_string(), *max_len)),
+            (Self::Int, LuaValue::Number(n)) => Value::Int(n as i64),
+            (Self::Double, LuaValue::Integer(i)) => Value::Text(i.to_string()),
+            (Self::Double, LuaValue::Number(n)) => Value::Text(n.to_string()),
+            (Self::Text { max_len }, LuaValue::String(s)) => Value::Text(truncated(&s.to_str()?, max_len)),
+            (Self::Text { max_len }, LuaValue::Integer(i)) => Value::Text(truncated(&i.to_string(), max_len)),
+            (Self::Text { max_len }, LuaValue::Number(n)) => Value::Text(truncated(&n.to_string(), max_len)),
             (_, other) => {
                 return Err(mlua::Error::runtime(format!("cannot bind a {} to this parameter", other.type_name())))
             }
-        };
-        Ok(())
-    }
-
-    fn set_rand_str(&self, lua: &Lua, fmt: &str) -> mlua::Result<()> {
-        let mut p = self.0.borrow_mut();
-        let ParamKind::Text { max_len } = p.kind else {
-            return Err(mlua::Error::runtime("Unsupported argument type: set_rand_str() needs a CHAR or VARCHAR"));
-        };
-        let mut text = match std::mem::replace(&mut p.value, Value::Null) {
-            Value::Text(mut s) => {
-                s.clear();
-                s
-            }
-            _ => String::with_capacity(fmt.len()),
-        };
-        let shared = super::ctx::shared(lua)?;
-        rand_string_into(&mut shared.rng.borrow_mut(), fmt, &mut text);
-        text.truncate(max_len);
-        p.value = Value::Text(text);
-        Ok(())
+        })
     }
 }
 
@@ -209,25 +190,27 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
 }
 
 fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
-    set_async(lua, host, "execute", |lua, stmt: AnyUserData| async move { execute(&lua, &stmt).await })?;
+    set_async(lua, host, "execute", |lua, (stmt, args): (AnyUserData, Variadic<LuaValue>)| {
+        // Converted now: the Lua strings are not held while the statement runs.
+        let values = bound_values(&stmt, args);
+        async move { execute(&lua, &stmt, values?).await }
+    })?;
     host.set(
         "bind_create",
-        lua.create_function(|lua, (btype, max_len): (i64, Option<usize>)| {
+        lua.create_function(|_, (btype, max_len): (i64, Option<usize>)| {
             let kind = match btype {
                 TYPE_TINYINT..=TYPE_BIGINT => ParamKind::Int,
                 TYPE_FLOAT | TYPE_DOUBLE => ParamKind::Double,
                 TYPE_CHAR | TYPE_VARCHAR => ParamKind::Text { max_len: max_len.unwrap_or(0) },
                 other => return Err(mlua::Error::runtime(format!("Unsupported argument type: {other}"))),
             };
-            lua.create_userdata(ParamHandle(Rc::new(RefCell::new(Param { kind, value: Value::Null }))))
+            Ok(kind.code())
         })?,
     )?;
     host.set(
         "bind_param",
-        lua.create_function(|_, (stmt, params): (AnyUserData, Variadic<AnyUserData>)| {
-            let bound =
-                params.iter().map(|p| Ok(Rc::clone(&p.borrow::<ParamHandle>()?.0))).collect::<mlua::Result<_>>()?;
-            stmt.borrow_mut::<StmtHandle>()?.params = bound;
+        lua.create_function(|_, (stmt, codes): (AnyUserData, Variadic<i64>)| {
+            stmt.borrow_mut::<StmtHandle>()?.params = codes.iter().map(|&c| ParamKind::of_code(c)).collect();
             Ok(())
         })?,
     )?;
@@ -326,17 +309,24 @@ async fn connect(lua: &Lua, ctx: &AnyUserData) -> mlua::Result<AnyUserData> {
     lua.create_userdata(ConnHandle(Rc::new(RefCell::new(ScriptConn { conn: Some(conn), ctx, bulk: None }))))
 }
 
-async fn execute(lua: &Lua, stmt: &AnyUserData) -> mlua::Result<MultiValue> {
-    let (conn, id, sql, values) = {
-        let mut s = stmt.borrow_mut::<StmtHandle>()?;
+/// The values of the statement's parameters for its next execution (its buffer reused).
+fn bound_values(stmt: &AnyUserData, args: Variadic<LuaValue>) -> mlua::Result<Vec<Value>> {
+    let mut s = stmt.borrow_mut::<StmtHandle>()?;
+    let mut values = std::mem::take(&mut s.values);
+    values.clear();
+    for (kind, v) in s.params.iter().zip(args) {
+        values.push(kind.bound(v)?);
+    }
+    Ok(values)
+}
+
+async fn execute(lua: &Lua, stmt: &AnyUserData, values: Vec<Value>) -> mlua::Result<MultiValue> {
+    let (conn, id, sql) = {
+        let s = stmt.borrow::<StmtHandle>()?;
         if s.closed {
             return Err(mlua::Error::runtime("attempt to execute a closed statement"));
         }
-        // The values buffer is reused from one execution to the next.
-        let mut values = std::mem::take(&mut s.values);
-        values.clear();
-        values.extend(s.params.iter().map(|p| p.borrow().value.clone()));
-        (Rc::clone(&s.conn), s.id, Rc::clone(&s.sql), values)
+        (Rc::clone(&s.conn), s.id, Rc::clone(&s.sql))
     };
     let outcome = with_conn(&conn, |mut c| {
         Box::pin(async move {
