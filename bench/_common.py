@@ -54,6 +54,15 @@ def cpu_user_kernel_s(pid: int, with_children: bool = False) -> tuple[float, flo
     return user / CLK_TCK, kernel / CLK_TCK
 
 
+def server_cpu_s(pid: int) -> float | None:
+    """A server's CPU so far: its process with its exited children (cutime + cstime) and its
+    live ones (PostgreSQL's postmaster and backends; MariaDB has none)."""
+    own = cpu_s(pid, with_children=True)
+    if own is None:
+        return None
+    return own + sum(cpu_s(child) or 0.0 for child in children(pid))
+
+
 def status_kb(pid: int, *keys: str) -> dict[str, int]:
     """Fields of /proc/PID/status in KiB (VmRSS, VmHWM, RssAnon, ...) or counts (Threads)."""
     out: dict[str, int] = {}

@@ -36,6 +36,10 @@ class Run:
     # which it prints once every thread has connected and prepared its statements.
     setup_s: float | None = None
     start_to_started_s: float | None = None  # both tools: process start to "Threads started!"
+    # The CPU of that span: the client's (Python's start-up included for oltplab) and the
+    # server's, which no client can take off the set-up.
+    client_setup_cpu_s: float | None = None
+    server_setup_cpu_s: float | None = None
     client_cpu_load_s: float | None = None  # /proc: from "Threads started!" to the report
     client_kernel_load_s: float | None = None  # its system (kernel) part
     load_wall_s: float | None = None

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from _common import children, cpu_s
+from _common import server_cpu_s
 
 from oltplab.servers import ManagedServer
 
@@ -47,15 +47,9 @@ def counter_deltas(before: Mapping[str, float], after: Mapping[str, float]) -> d
 
 
 def server_cpu_total_s(server: ManagedServer) -> float | None:
-    """The server's CPU so far: MariaDB's process; PostgreSQL's postmaster with its exited
-    children (cutime + cstime) and its live ones."""
+    """The server's CPU so far (`server_cpu_s`)."""
     pid = server.pid()
-    if pid is None:
-        return None
-    if server.engine == "mariadb":
-        return cpu_s(pid)
-    own = cpu_s(pid, with_children=True) or 0.0
-    return own + sum(cpu_s(child) or 0.0 for child in children(pid))
+    return None if pid is None else server_cpu_s(pid)
 
 
 def enable_pg_stat_statements(server: ManagedServer) -> bool:

@@ -154,7 +154,7 @@ def run_once(
     before = server_counters(server, pgss)
     server_cpu0 = server_cpu_total_s(server)
     with pinned_apart(server) if pinned else nullcontext():
-        seen = watch(argv, args.time + RUN_GRACE_S)
+        seen = watch(argv, args.time + RUN_GRACE_S, server.pid())
     wait_idle(server)  # PostgreSQL's backends count their statements when they exit
     server_cpu1 = server_cpu_total_s(server)
     run.counters = counter_deltas(before, server_counters(server, pgss))
@@ -164,6 +164,9 @@ def run_once(
     run.client_peak_rss_kb = seen.peak_rss_kb
     run.client_threads = seen.threads
     run.start_to_started_s = seen.started_s
+    run.server_setup_cpu_s = seen.server_setup_cpu_s
+    if seen.cpu_at_started is not None:
+        run.client_setup_cpu_s = sum(seen.cpu_at_started)
     run.host_busy_pct_load = seen.busy_load_pct
     if seen.cpu_at_started is not None and seen.cpu_at_report is not None:
         (user0, kernel0), (user1, kernel1) = seen.cpu_at_started, seen.cpu_at_report

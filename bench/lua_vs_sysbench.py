@@ -3,13 +3,13 @@
 sysbench 1.0.20 and by oltplab (`oltplab run SCRIPT.lua`), and oltplab's native workload of
 the same name, on the same private server and data.
 
-Copies /usr/share/sysbench/NAME.lua to BASE/scripts/lua_NAME.lua (a name that is not a
-built-in's, so that oltplab runs the script itself), starts a private MariaDB (and
-PostgreSQL) sized for the largest point, loads sysbench's tables once, and runs each
-configuration (script x threads) with the tools in turn, whole processes, --pairs times:
-oltplab's script run, sysbench's (up to --sysbench-max threads: above it sysbench runs out of
-memory), and oltplab's native workload (at --native-threads). Each run is measured from
-outside as in bench/vs_sysbench.py (bench/_vs_tools.py: client CPU between "Threads
+Copies /usr/share/sysbench/NAME.lua to BASE/scripts/lua_NAME.lua (a copy run as a script, as
+issue 21 measures it, under a name no line on stderr compares with a built-in), starts a
+private MariaDB (and PostgreSQL) sized for the largest point, loads sysbench's tables once,
+and runs each configuration (script x threads) with the tools in turn, whole processes,
+--pairs times: oltplab's script run, sysbench's (up to --sysbench-max threads: above it
+sysbench runs out of memory), and oltplab's native workload (at --native-threads). Each run is
+measured from outside as in bench/vs_sysbench.py (bench/_vs_tools.py: client CPU between "Threads
 started!" and the final report, peak RSS, set-up, tps, the server's statements). Reports
 medians of the pairs' ratios against issue 21's goals; --write-docs puts them into
 docs/performance.md ("Lua scripts").

@@ -14,7 +14,14 @@ For one tool, workload and thread count it runs the client three times, `--time`
 3. `strace -c -f` attached the same way: system calls per transaction, by call (the
    transactions of the window estimated from the run's, in proportion to the time);
 4. `perf stat` attached the same way: per transaction, the CPU (task-clock), context switches,
-   the wake-ups the client makes (sched:sched_wakeup) and the socket and polling calls.
+   the wake-ups the client makes (sched:sched_wakeup) and the socket and polling calls;
+5. the readiness waits' batches, attached the same way (perf's syscall exit tracepoints):
+   how many sockets each `epoll_wait` (sysbench: `poll`) returns ready, and the reads that
+   found nothing (`EAGAIN`), per transaction.
+
+With `--server-pid` (the server's process: MariaDB's, or PostgreSQL's postmaster) the plain
+run also splits the set-up (from the client's start to "Threads started!") into the client's
+CPU and the server's.
 
     .venv/bin/python bench/profile_client.py --tool oltplab --db mysql://sb:PW@127.0.0.1:3306/sb \\
         --workload oltp_point_select --threads 8 --time 10 --tables 1 --table-size 10000
@@ -76,7 +83,7 @@ GROUPS = [(name, re.compile(pattern)) for name, pattern in GROUP_PATTERNS]
 STAT_EVENTS = (
     "task-clock", "context-switches", "cpu-migrations", "sched:sched_wakeup",
     *(f"syscalls:sys_enter_{call}" for call in ("sendto", "recvfrom", "epoll_wait", "poll",
-                                                "futex", "read", "write")),
+                                                "ppoll", "futex", "read", "write")),
 )  # fmt: skip
 OTHER = "other (unresolved symbols)"
 
@@ -90,7 +97,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--time", type=float, default=10.0, help="seconds of load per run [10]")
     ap.add_argument("--tables", type=int, default=1)
     ap.add_argument("--table-size", type=int, default=10_000)
-    ap.add_argument("--skip", default="", help="comma-separated: plain, perf, strace, stat")
+    ap.add_argument("--skip", default="", help="comma-separated: plain, perf, strace, stat, batch")
+    ap.add_argument("--server-pid", type=int, help="the server's pid: its CPU during the set-up")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     return ap.parse_args(argv)
 
@@ -130,23 +138,26 @@ def transactions(args: argparse.Namespace, stdout: str, out: Path) -> int:
 
 def plain(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     out = tmp / "plain"
-    seen = watch(client_argv(args, out), args.time + 300)
+    seen = watch(client_argv(args, out), args.time + 300, args.server_pid)
     txns = transactions(args, seen.stdout, out)
     if seen.cpu_at_started is None or seen.cpu_at_report is None or not txns:
         sys.exit(f"profile_client.py: the run failed: {seen.stderr[-500:]}")
     (u0, k0), (u1, k1) = seen.cpu_at_started, seen.cpu_at_report
     return {"transactions": txns, "user_us_per_txn": 1e6 * (u1 - u0) / txns,
-            "kernel_us_per_txn": 1e6 * (k1 - k0) / txns}  # fmt: skip
+            "kernel_us_per_txn": 1e6 * (k1 - k0) / txns,
+            "setup_s": seen.started_s or 0.0, "setup_client_cpu_s": u0 + k0,
+            "setup_server_cpu_s": seen.server_setup_cpu_s or 0.0}  # fmt: skip
 
 
 def group_of(line: str) -> str:
     return next((name for name, pattern in GROUPS if pattern.search(line)), OTHER)
 
 
-def attached(args: argparse.Namespace, out: Path, tracer: list[str]) -> tuple[int, float]:
+def attached(args: argparse.Namespace, out: Path, tracer: list[str]) -> tuple[int, float, int]:
     """Runs the client and, once its load has started ("Threads started!"), `tracer` attached
-    to it (`-p PID` is added) for the middle of the load: start-up, connecting and the report
-    stay out. Returns the client's transactions and the share of its load the tracer saw."""
+    to it (`-p PID` is added unless it traces the whole system, `-a`) for the middle of the
+    load: start-up, connecting and the report stay out. Returns the client's transactions, the
+    share of its load the tracer saw and the client's pid."""
     # From 1 s into the load to 2 s before its end: perf or strace may take a moment to
     # attach on a busy host, and the process's exit (Python's finalisation) stays out.
     window_s = max(args.time - 3.0, 1.0)
@@ -160,7 +171,8 @@ def attached(args: argparse.Namespace, out: Path, tracer: list[str]) -> tuple[in
     time.sleep(1.0)
     # perf stops when its `sleep` does; strace (it takes no command with -p) on SIGINT.
     strace = tracer[0] == "strace"
-    argv = [*tracer, "-p", str(client.pid), *([] if strace else ["--", "sleep", f"{window_s:g}"])]
+    target = [] if "-a" in tracer else ["-p", str(client.pid)]  # -a: the whole system
+    argv = [*tracer, *target, *([] if strace else ["--", "sleep", f"{window_s:g}"])]
     traced = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if strace:
         time.sleep(window_s)
@@ -168,7 +180,7 @@ def attached(args: argparse.Namespace, out: Path, tracer: list[str]) -> tuple[in
     traced.wait()
     lines += client.stdout.readlines()
     client.wait()
-    return transactions(args, "".join(lines), out), window_s / args.time
+    return transactions(args, "".join(lines), out), window_s / args.time, client.pid
 
 
 def perf_groups(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
@@ -193,7 +205,7 @@ def perf_groups(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
 def strace_calls(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     """System calls per transaction during the load, by call."""
     log = tmp / "strace.txt"
-    txns, seen = attached(args, tmp / "strace-run", ["strace", "-c", "-f", "-o", str(log)])
+    txns, seen, _ = attached(args, tmp / "strace-run", ["strace", "-c", "-f", "-o", str(log)])
     calls: dict[str, float] = {}
     for line in log.read_text().splitlines():
         parts = line.split()
@@ -206,7 +218,7 @@ def perf_stat(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     """perf stat's counts per transaction during the load (task-clock in µs)."""
     log = tmp / "perf-stat.csv"
     tracer = ["perf", "stat", "-x", ",", "-o", str(log), "-e", ",".join(STAT_EVENTS)]
-    txns, seen = attached(args, tmp / "stat-run", tracer)
+    txns, seen, _ = attached(args, tmp / "stat-run", tracer)
     per_txn = max(txns * seen, 1)
     counts: dict[str, float] = {}
     for line in log.read_text().splitlines():
@@ -215,6 +227,42 @@ def perf_stat(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
             value, name = float(fields[0]), fields[2].removeprefix("syscalls:sys_enter_")
             counts[name] = value * 1e3 / per_txn if name == "task-clock" else value / per_txn
     return counts
+
+
+BATCH_CALLS = ("epoll_wait", "poll", "recvfrom", "sendto", "read", "write")
+
+
+def wait_batches(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
+    """Per transaction during the load: the socket and readiness calls the client's threads
+    make, how many sockets each readiness wait returns ready (mean, and the share returning
+    one) and the reads that found nothing (EAGAIN). Traced system-wide (the syscall exit
+    tracepoints; perf attached to each of sysbench's 4,096 threads would need more file
+    descriptors than it may open), the client's process picked out by its pid."""
+    data = tmp / "batch.data"
+    events = (a for call in BATCH_CALLS for a in ("-e", f"syscalls:sys_exit_{call}"))
+    tracer = ["perf", "record", "-q", "-a", "-o", str(data), *events]
+    txns, seen, pid = attached(args, tmp / "batch-run", tracer)
+    script = subprocess.run(["perf", "script", "-i", str(data), "-F", "pid,event,trace"],
+                            check=True, capture_output=True, text=True).stdout  # fmt: skip
+    ready: list[int] = []
+    calls = dict.fromkeys(BATCH_CALLS, 0)
+    empty_reads = 0
+    for line in script.splitlines():
+        found = re.search(r"^\s*(\d+)\s.*sys_exit_(\w+).*0x([0-9a-f]+)\s*$", line)
+        if not found or int(found.group(1)) != pid:
+            continue
+        call, ret = found.group(2), int(found.group(3), 16)
+        ret = ret - (1 << 64) if ret >= 1 << 63 else ret
+        calls[call] += 1
+        if call in ("epoll_wait", "poll") and ret >= 0:
+            ready.append(ret)
+        elif ret == -11:  # EAGAIN: a read that found nothing
+            empty_reads += 1
+    per_txn = max(txns * seen, 1)
+    return {**{f"{call}_per_txn": n / per_txn for call, n in calls.items()},
+            "ready_per_wait": sum(ready) / max(len(ready), 1),
+            "waits_returning_one_pct": 100 * sum(r == 1 for r in ready) / max(len(ready), 1),
+            "empty_reads_per_txn": empty_reads / per_txn}  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -231,7 +279,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             total = cpu["user_us_per_txn"] + cpu["kernel_us_per_txn"]
             user, kernel = cpu["user_us_per_txn"], cpu["kernel_us_per_txn"]
             print(f"{args.tool} {args.workload} {args.threads}: {total:.1f} µs CPU/txn "
-                  f"(user {user:.1f}, kernel {kernel:.1f})")  # fmt: skip
+                  f"(user {user:.1f}, kernel {kernel:.1f}); set-up {cpu['setup_s']:.2f} s, "
+                  f"CPU: client {cpu['setup_client_cpu_s']:.2f} s, "
+                  f"server {cpu['setup_server_cpu_s']:.2f} s")  # fmt: skip
         if "perf" not in skip:
             shares = perf_groups(args, tmp)
             result["perf_pct"] = shares
@@ -249,6 +299,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = (f"{name} {n:.2f}{' µs' if name == 'task-clock' else ''}"
                      for name, n in counts.items())  # fmt: skip
             print("  per txn: " + ", ".join(shown))
+        if "batch" not in skip:
+            batches = wait_batches(args, tmp)
+            result["wait_batches"] = batches
+            print("  readiness waits: " + ", ".join(f"{k} {v:.2f}" for k, v in batches.items()))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
     return 0

@@ -7,6 +7,7 @@ mod fake;
 mod mysql;
 pub mod password;
 mod postgres;
+pub mod reply_wait;
 mod sqlite;
 mod sqlite_queue;
 mod tab_text;

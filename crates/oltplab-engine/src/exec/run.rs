@@ -114,6 +114,7 @@ pub async fn run_resolved(
             // Once: after a fatal error the stop stays set and would wake this loop again and again.
             () = user_stop.stopped(), if !stop_seen => {
                 stop_seen = true;
+                by_thread.wake();
                 ticks.end_at(Instant::now());
                 give_up_at = Some(stopped(&shared, give_up_at));
             }

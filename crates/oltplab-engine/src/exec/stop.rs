@@ -1,12 +1,20 @@
 //! A stop signal shared by the caller (Ctrl-C), the workers (a fatal error) and
-//! the run itself.
+//! the run itself, and each engine thread's own view of it.
 
-use tokio::sync::watch;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::{watch, Notify};
 
 #[derive(Clone)]
 pub struct Stop {
-    tx: std::sync::Arc<watch::Sender<bool>>,
+    tx: Arc<watch::Sender<bool>>,
     rx: watch::Receiver<bool>,
+    /// The same fact for a check at every event: a plain load of a line that is only ever
+    /// written once, where the channel's value sits behind a lock all the threads would write.
+    stopped: Arc<AtomicBool>,
 }
 
 impl Default for Stop {
@@ -18,19 +26,76 @@ impl Default for Stop {
 impl Stop {
     pub fn new() -> Self {
         let (tx, rx) = watch::channel(false);
-        Self { tx: std::sync::Arc::new(tx), rx }
+        Self { tx: Arc::new(tx), rx, stopped: Arc::default() }
     }
 
     pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
         self.tx.send_replace(true);
     }
 
     pub fn is_stopped(&self) -> bool {
-        *self.rx.borrow()
+        self.stopped.load(Ordering::Acquire)
     }
 
     /// Resolves once `stop` has been called (at once if it already was).
     pub async fn stopped(&mut self) {
         let _ = self.rx.wait_for(|s| *s).await;
+    }
+}
+
+/// One engine thread's view of a [`Stop`], for its connections to check at every event: a plain
+/// flag and a waiter list that no other thread touches. Waiting on the shared [`Stop`] at every
+/// event registered and dropped a waiter in a channel all the engine threads share, and read its
+/// lock (about 2 % of the client's CPU at 8 connections: docs/performance-engine.md). The
+/// thread's share (`exec/thread_share.rs`) waits on the shared stop once and passes it on here.
+#[derive(Clone, Default)]
+pub struct LocalStop(Rc<LocalState>);
+
+#[derive(Default)]
+struct LocalState {
+    stopped: Cell<bool>,
+    notify: Notify,
+}
+
+impl LocalStop {
+    pub fn stop(&self) {
+        self.0.stopped.set(true);
+        self.0.notify.notify_waiters();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.0.stopped.get()
+    }
+
+    /// Resolves once `stop` has been called (at once if it already was).
+    pub async fn stopped(&self) {
+        // Created before the check: a `notify_waiters` after it still reaches this waiter.
+        let notified = self.0.notify.notified();
+        if !self.is_stopped() {
+            notified.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_local_stop_wakes_its_waiters_and_stays_set() {
+        let local = LocalStop::default();
+        let waiting = local.clone();
+        let set = tokio::task::LocalSet::new();
+        let waiter = set.spawn_local(async move { waiting.stopped().await });
+        set.run_until(async {
+            tokio::task::yield_now().await;
+            assert!(!waiter.is_finished() && !local.is_stopped());
+            local.stop();
+            waiter.await.unwrap();
+        })
+        .await;
+        assert!(local.is_stopped());
+        local.stopped().await;
     }
 }

@@ -11,8 +11,9 @@ use tokio::task::JoinSet;
 
 use super::connect::{close_all, open_share};
 use super::engine_threads::{Handle, Spawner};
-use super::stop::Stop;
+use super::stop::{LocalStop, Stop};
 use super::worker::{fail, run_worker, Shared, Worker};
+use crate::driver::reply_wait::{Doorbell, SoleConnection};
 use crate::driver::{Conn, Target};
 use crate::error::Result;
 use crate::rand::Rng;
@@ -45,6 +46,8 @@ pub struct Steps {
     pub abandon: Stop,
     /// The clock stopped: say goodbye.
     pub close: Stop,
+    /// Rung when the run stops or abandons: a sole connection's wait in poll(2) ends.
+    pub doorbell: Option<Doorbell>,
 }
 
 pub struct Go {
@@ -86,6 +89,10 @@ pub async fn run_share(share: Share) {
         close_all(conns).await;
         return;
     };
+    // The thread's connections see the run's stop through this thread's own view of it.
+    let local_stop = LocalStop::default();
+    // A thread with one connection waits for its replies in poll(2) (`driver/reply_wait.rs`).
+    let sole = steps.doorbell.as_ref().filter(|_| connections.len() == 1).map(SoleConnection::claim);
     let mut workers = JoinSet::new();
     for (local, conn) in connections.iter().zip(conns) {
         let id = go.first + local;
@@ -95,14 +102,17 @@ pub async fn run_share(share: Share) {
             info: WorkerInfo { id, count: go.count },
             shard: go.shared.recorders.shard_of(thread),
             thread: Rc::clone(&state),
+            stop: local_stop.clone(),
         };
         workers.spawn_local(run_worker(Arc::clone(&go.shared), worker));
     }
     let mut finished = Finished::default();
     let mut ended = Vec::with_capacity(connections.len());
     let mut abandon = steps.abandon.clone();
+    let mut run_stop = go.shared.stop.clone();
     loop {
         tokio::select! {
+            () = run_stop.stopped(), if !local_stop.is_stopped() => local_stop.stop(),
             joined = workers.join_next() => match joined {
                 Some(Ok((totals, conn))) => {
                     finished.totals.push(totals);
@@ -119,6 +129,7 @@ pub async fn run_share(share: Share) {
             }
         }
     }
+    drop(sole);
     let _ = steps.finished.send(finished);
     let mut close = steps.close;
     close.stopped().await;
@@ -133,6 +144,11 @@ pub struct Shares {
     finished: Vec<oneshot::Receiver<Finished>>,
     abandon: Stop,
     close: Stop,
+    /// End the waits in poll(2) of threads that own one connection (`driver/reply_wait.rs`):
+    /// one per thread, as every wait adds itself to its doorbell's wait queue, which threads
+    /// sharing one would all lock; a thread without one (no eventfd to be had) waits in the
+    /// runtime for every reply.
+    doorbells: Vec<Doorbell>,
 }
 
 impl Shares {
@@ -153,12 +169,15 @@ impl Shares {
             finished: Vec::new(),
             abandon: abandon.clone(),
             close: close.clone(),
+            doorbells: Vec::new(),
         };
         for thread in 0..threads {
+            let doorbell = Doorbell::new().ok();
+            shares.doorbells.extend(doorbell.clone());
             let (connected, connected_rx) = oneshot::channel();
             let (go_tx, go) = oneshot::channel();
             let (finished, finished_rx) = oneshot::channel();
-            let steps = Steps { connected, go, finished, abandon: abandon.clone(), close: close.clone() };
+            let steps = Steps { connected, go, finished, abandon: abandon.clone(), close: close.clone(), doorbell };
             let share = Share {
                 thread,
                 threads,
@@ -208,19 +227,35 @@ impl Shares {
 
     /// Drops the workers still waiting for the server.
     pub fn abandon(&self) {
+        self.wake();
         self.abandon.stop();
     }
 
+    /// Hands every thread back to its runtime (the run stops): a worker waiting for its reply
+    /// in poll(2) waits in the runtime instead, where the stop reaches it.
+    pub fn wake(&self) {
+        for doorbell in &self.doorbells {
+            doorbell.ring();
+        }
+    }
+
     /// Says goodbye on every thread, and waits for it; a share's panic is an error.
-    pub async fn close(self) -> Result<()> {
+    pub async fn close(mut self) -> Result<()> {
         self.close.stop();
         let mut first_error = Ok(());
-        for handle in self.handles {
+        for handle in std::mem::take(&mut self.handles) {
             if let (Err(e), Ok(())) = (handle.join().await, &first_error) {
                 first_error = Err(e);
             }
         }
         first_error
+    }
+}
+
+impl Drop for Shares {
+    /// A run that ends early (an error, its future dropped) leaves no thread in poll(2).
+    fn drop(&mut self) {
+        self.wake();
     }
 }
 

@@ -16,7 +16,7 @@ use crate::workload::{EventCtx, ThreadState, WorkerInfo, WorkerState, Workload};
 
 use super::schedule::Schedule;
 use super::steps::Timeline;
-use super::stop::Stop;
+use super::stop::{LocalStop, Stop};
 
 /// What all workers share, on every engine thread.
 pub struct Shared {
@@ -53,11 +53,13 @@ pub struct Worker {
     pub info: WorkerInfo,
     pub shard: usize,
     pub thread: Rc<ThreadState>,
+    /// The run's stop, as this engine thread sees it.
+    pub stop: LocalStop,
 }
 
 /// Runs one connection's events; returns its totals and the connection, for the run to close.
 pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, Conn) {
-    let Worker { mut conn, mut rng, info: worker, shard: shard_id, thread } = worker;
+    let Worker { mut conn, mut rng, info: worker, shard: shard_id, thread, stop } = worker;
     let mut totals = WorkerTotals::default();
     let mut state = match shared.workload.worker_state(&thread, worker) {
         Ok(state) => state,
@@ -67,7 +69,6 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
             return (totals, conn);
         }
     };
-    let mut stop = shared.stop.clone();
     // When this connection last became free (the end of its last event): lag beyond it is the
     // client's, not the server's.
     let mut free_since = Instant::now();
@@ -79,7 +80,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
         // Open loop: arrivals scheduled before the deadline still run after it (the schedule
         // ends there); closed loop: no new event after it, as sysbench.
         let closed_loop_over = shared.schedule.is_none() && shared.deadline.is_some_and(|d| now >= d);
-        if stop.is_stopped() || closed_loop_over {
+        if shared.stop.is_stopped() || closed_loop_over {
             break;
         }
         if let Some(timeline) = shared.timeline.as_ref().filter(|t| !t.is_active(worker.id, Instant::now())) {

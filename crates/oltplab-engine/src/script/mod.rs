@@ -10,6 +10,7 @@
 //! host.rs       the Lua state: LuaJIT + FFI, the engine's functions, `lua/runtime.lua`
 //! `lua/runtime.lua`  oltplab's sysbench API in Lua: environments, require, ffi proxy, reports
 //! ctx.rs        what a sysbench thread reaches in the engine: counters, the pacer, output
+//! resume.rs     functions that wait (a statement, a sleep): started, awaited between yield and resume
 //! sql.rs        sysbench.sql over the engine's connections
 //! rand.rs       sysbench.rand over the engine's generators
 //! options.rs    the script's options: checked, exported, listed by `help`

@@ -15,6 +15,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use super::errors::Error;
+use crate::driver::reply_wait;
 
 /// The largest payload of one packet; a payload of this length continues in the next packet.
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
@@ -40,6 +41,17 @@ impl Stream {
             Stream::Tcp(s) => s.read_buf(buf).await,
             Stream::Unix(s) => s.read_buf(buf).await,
             Stream::Tls(s) => s.read_buf(buf).await,
+        }
+    }
+
+    /// What arrives within a moment, waited for outside the runtime (`driver/reply_wait.rs`);
+    /// `None`: await [`Stream::read_buf`].
+    fn read_soon(&mut self, buf: &mut Vec<u8>) -> Option<io::Result<usize>> {
+        match self {
+            Stream::Tcp(s) => reply_wait::read_soon(&*s, buf),
+            Stream::Unix(s) => reply_wait::read_soon(&*s, buf),
+            // rustls may hold decrypted bytes already: its own reads decide.
+            Stream::Tls(_) => None,
         }
     }
 
@@ -269,7 +281,11 @@ impl Wire {
         }
         while self.input.len() - self.start < need {
             // The spare capacity is at least what is missing, so this never grows the buffer.
-            if self.stream.read_buf(&mut self.input).await? == 0 {
+            let read = match self.stream.read_soon(&mut self.input) {
+                Some(read) => read?,
+                None => self.stream.read_buf(&mut self.input).await?,
+            };
+            if read == 0 {
                 return Err(Error::Io(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "the server closed the connection",

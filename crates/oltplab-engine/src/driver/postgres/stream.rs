@@ -6,8 +6,11 @@ use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
+
+use crate::driver::reply_wait;
 
 pub enum Stream {
     Tcp(TcpStream),
@@ -37,6 +40,17 @@ impl Stream {
 
     pub async fn unix(path: &Path) -> io::Result<Self> {
         Ok(Stream::Unix(UnixStream::connect(path).await?))
+    }
+
+    /// What arrives within a moment, waited for outside the runtime (`driver/reply_wait.rs`);
+    /// `None`: read through the runtime.
+    pub fn read_soon(&mut self, buf: &mut BytesMut) -> Option<io::Result<usize>> {
+        match self {
+            Stream::Tcp(s) => reply_wait::read_soon(&*s, buf),
+            Stream::Unix(s) => reply_wait::read_soon(&*s, buf),
+            // rustls may hold decrypted bytes already: its own reads decide.
+            Stream::Tls(_) => None,
+        }
     }
 }
 

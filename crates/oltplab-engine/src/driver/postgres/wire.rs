@@ -116,7 +116,11 @@ impl Wire {
             if self.input.capacity() - self.input.len() < want {
                 self.input.reserve(want);
             }
-            if self.stream.read_buf(&mut self.input).await? == 0 {
+            let read = match self.stream.read_soon(&mut self.input) {
+                Some(read) => read?,
+                None => self.stream.read_buf(&mut self.input).await?,
+            };
+            if read == 0 {
                 return Err(PgError::Closed);
             }
         }
