@@ -7,9 +7,9 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, LuaOptions, MultiValue, ObjectLike, StdLib, Table, Value as LuaValue};
 
-use super::async_fn::async_fn;
 use super::ctx::{shared, CtxHandle, StateShared, ThreadCtx};
 use super::errors::one_line;
+use super::resume::{drive, set_async, Pending};
 use crate::error::{EngineError, Result};
 
 const RUNTIME: &str = include_str!("lua/runtime.lua");
@@ -46,6 +46,7 @@ impl Host {
         #[allow(unsafe_code)]
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
         lua.set_app_data(shared);
+        lua.set_app_data(Pending::default());
         let host = lua.create_table().map_err(internal)?;
         register(&lua, &host).map_err(internal)?;
         super::sql::register(&lua, &host).map_err(internal)?;
@@ -84,7 +85,7 @@ impl Host {
 
     /// Runs the script's top level in the thread's environment.
     pub async fn load(&self, t: &ThreadEnv) -> mlua::Result<()> {
-        self.rt.get::<Function>("load_script")?.call_async((&t.env, &self.script)).await
+        drive(&self.lua, self.rt.get("load_script")?, (&t.env, &self.script)).await
     }
 
     /// Sets the options scripts read (`sysbench.opt`), before any environment exports them.
@@ -113,21 +114,21 @@ impl Host {
     pub async fn call(&self, t: &ThreadEnv, name: &str, args: impl mlua::IntoLuaMulti) -> mlua::Result<MultiValue> {
         let mut all = vec![LuaValue::Table(t.env.clone()), LuaValue::String(self.lua.create_string(name)?)];
         all.extend(args.into_lua_multi(&self.lua)?);
-        self.rt.get::<Function>("call")?.call_async(MultiValue::from_vec(all)).await
+        drive(&self.lua, self.rt.get("call")?, MultiValue::from_vec(all)).await
     }
 
     pub async fn call_hook(&self, t: &ThreadEnv, name: &str, arg: impl mlua::IntoLua) -> mlua::Result<()> {
-        self.rt.get::<Function>("call_hook")?.call_async((&t.env, name, arg)).await
+        drive(&self.lua, self.rt.get("call_hook")?, (&t.env, name, arg)).await
     }
 
     /// Runs custom command `name`; false when it returned false.
     pub async fn call_command(&self, t: &ThreadEnv, name: &str) -> mlua::Result<bool> {
-        self.rt.get::<Function>("call_command")?.call_async((&t.env, name)).await
+        drive(&self.lua, self.rt.get("call_command")?, (&t.env, name)).await
     }
 
     /// The thread's event loop: the script's `thread_run`, or sysbench's default one.
     pub async fn run_thread(&self, t: &ThreadEnv) -> mlua::Result<()> {
-        self.rt.get::<Function>("run_thread")?.call_async((&t.env, t.ctx.tid)).await
+        drive(&self.lua, self.rt.get("run_thread")?, (&t.env, t.ctx.tid)).await
     }
 
     pub fn has_function(&self, t: &ThreadEnv, name: &str) -> mlua::Result<bool> {
@@ -174,14 +175,11 @@ fn internal(e: mlua::Error) -> EngineError {
 fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
     let ctx_of =
         |ud: &mlua::AnyUserData| -> mlua::Result<Rc<ThreadCtx>> { Ok(Rc::clone(&ud.borrow::<CtxHandle>()?.0)) };
-    host.set(
-        "more_events",
-        async_fn(lua, move |_, (ud, _tid): (mlua::AnyUserData, LuaValue)| async move {
-            let ctx = Rc::clone(&ud.borrow::<CtxHandle>()?.0);
-            ctx.flush_outside();
-            Ok(ctx.shared.pacer.more_events(ctx.tid).await)
-        })?,
-    )?;
+    set_async(lua, host, "more_events", |_, (ud, _tid): (mlua::AnyUserData, LuaValue)| async move {
+        let ctx = Rc::clone(&ud.borrow::<CtxHandle>()?.0);
+        ctx.flush_outside();
+        Ok(ctx.shared.pacer.more_events(ctx.tid).await)
+    })?;
     host.set(
         "event_start",
         lua.create_function(move |_, (ud, _tid): (mlua::AnyUserData, LuaValue)| {
@@ -214,15 +212,12 @@ fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
         })?,
     )?;
     host.set("counter_val", lua.create_function(|_, _: MultiValue| Ok(0))?)?;
-    host.set(
-        "sleep",
-        async_fn(lua, |_, seconds: f64| async move {
-            if seconds > 0.0 && seconds.is_finite() {
-                tokio::time::sleep(std::time::Duration::from_secs_f64(seconds)).await;
-            }
-            Ok(())
-        })?,
-    )?;
+    set_async(lua, host, "sleep", |_, seconds: f64| async move {
+        if seconds > 0.0 && seconds.is_finite() {
+            tokio::time::sleep(std::time::Duration::from_secs_f64(seconds)).await;
+        }
+        Ok(())
+    })?;
     host.set(
         "write",
         lua.create_function(|lua, text: mlua::String| {

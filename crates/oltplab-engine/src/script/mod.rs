@@ -7,10 +7,10 @@
 //! the engine instead.
 //!
 //! ```text
-//! async_fn.rs   Lua functions that wait, their futures freed when they complete
 //! host.rs       the Lua state: LuaJIT + FFI, the engine's functions, `lua/runtime.lua`
 //! `lua/runtime.lua`  oltplab's sysbench API in Lua: environments, require, ffi proxy, reports
 //! ctx.rs        what a sysbench thread reaches in the engine: counters, the pacer, output
+//! resume.rs     functions that wait (a statement, a sleep): started, awaited between yield and resume
 //! sql.rs        sysbench.sql over the engine's connections
 //! rand.rs       sysbench.rand over the engine's generators
 //! options.rs    the script's options: checked, exported, listed by `help`
@@ -21,7 +21,6 @@
 //! errors.rs     Lua errors as one line naming the script's file:line
 //! ```
 
-mod async_fn;
 mod command;
 mod ctx;
 mod errors;
@@ -31,6 +30,7 @@ mod load;
 mod options;
 mod rand;
 mod reports;
+mod resume;
 mod sql;
 
 use std::collections::BTreeMap;

@@ -6,13 +6,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use mlua::{AnyUserData, Lua, MultiValue, UserData, UserDataMethods, Value as LuaValue, Variadic};
+use mlua::{AnyUserData, Lua, MultiValue, UserData, Value as LuaValue, Variadic};
 
-use super::async_fn::async_fn;
 use super::ctx::{CtxHandle, ThreadCtx};
+use super::resume::set_async;
 use crate::db::{DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::driver::Conn;
-use crate::rand::rand_string_into;
 
 /// sysbench's `DB_ERROR_IGNORABLE` and `DB_ERROR_FATAL`.
 const IGNORABLE: i64 = 1;
@@ -51,18 +50,14 @@ pub struct StmtHandle {
     id: StmtId,
     /// For the driver's error line, as sysbench's drivers print it.
     sql: Rc<str>,
-    params: Vec<Rc<RefCell<Param>>>,
+    params: Vec<ParamKind>,
     values: Vec<Value>,
     closed: bool,
 }
 impl UserData for StmtHandle {}
 
-/// A bound parameter: sysbench's buffer, as the value it holds.
-pub struct Param {
-    kind: ParamKind,
-    value: Value,
-}
-
+/// A bound parameter's type. Its value lives in Lua (runtime.lua's `sql_param`: `set` is a
+/// table store, no call into the engine) and is converted by `execute`.
 #[derive(Clone, Copy, PartialEq)]
 enum ParamKind {
     Int,
@@ -70,54 +65,40 @@ enum ParamKind {
     Text { max_len: usize },
 }
 
-#[derive(Clone)]
-pub struct ParamHandle(Rc<RefCell<Param>>);
-
-impl UserData for ParamHandle {
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("set", |_, this, v: LuaValue| this.set(v));
-        methods.add_method("set_rand_str", |lua, this, fmt: mlua::String| this.set_rand_str(lua, &fmt.to_str()?));
-        methods.add_meta_method(mlua::MetaMethod::ToString, |_, _, ()| Ok("<sql_param>"));
+impl ParamKind {
+    /// `bind_create`'s code for runtime.lua: -1 an integer, -2 a double, else a text's length.
+    fn code(self) -> i64 {
+        match self {
+            Self::Int => -1,
+            Self::Double => -2,
+            Self::Text { max_len } => i64::try_from(max_len).unwrap_or(i64::MAX),
+        }
     }
-}
 
-impl ParamHandle {
-    fn set(&self, v: LuaValue) -> mlua::Result<()> {
-        let mut p = self.0.borrow_mut();
-        p.value = match (&p.kind, v) {
+    fn of_code(code: i64) -> Self {
+        match code {
+            -1 => Self::Int,
+            -2 => Self::Double,
+            n => Self::Text { max_len: usize::try_from(n).unwrap_or(0) },
+        }
+    }
+
+    /// The value `v` bound to a parameter of this type, as sysbench's buffer would hold it.
+    fn bound(self, v: LuaValue) -> mlua::Result<Value> {
+        Ok(match (self, v) {
             (_, LuaValue::Nil) => Value::Null,
-            (ParamKind::Int, LuaValue::Integer(i)) => Value::Int(i),
+            (Self::Int, LuaValue::Integer(i)) => Value::Int(i),
             // The int64 buffer truncates, as LuaJIT's number-to-int64 conversion does.
-            (ParamKind::Int, LuaValue::Number(n)) => Value::Int(n as i64),
-            (ParamKind::Double, LuaValue::Integer(i)) => Value::Text(i.to_string()),
-            (ParamKind::Double, LuaValue::Number(n)) => Value::Text(n.to_string()),
-            (ParamKind::Text { max_len }, LuaValue::String(s)) => Value::Text(truncated(&s.to_str()?, *max_len)),
-            (ParamKind::Text { max_len }, LuaValue::Integer(i)) => Value::Text(truncated(&i.to_string(), *max_len)),
-            (ParamKind::Text { max_len }, LuaValue::Number(n)) => Value::Text(truncated(&n.to_string(), *max_len)),
+            (Self::Int, LuaValue::Number(n)) => Value::Int(n as i64),
+            (Self::Double, LuaValue::Integer(i)) => Value::Text(i.to_string()),
+            (Self::Double, LuaValue::Number(n)) => Value::Text(n.to_string()),
+            (Self::Text { max_len }, LuaValue::String(s)) => Value::Text(truncated(&s.to_str()?, max_len)),
+            (Self::Text { max_len }, LuaValue::Integer(i)) => Value::Text(truncated(&i.to_string(), max_len)),
+            (Self::Text { max_len }, LuaValue::Number(n)) => Value::Text(truncated(&n.to_string(), max_len)),
             (_, other) => {
                 return Err(mlua::Error::runtime(format!("cannot bind a {} to this parameter", other.type_name())))
             }
-        };
-        Ok(())
-    }
-
-    fn set_rand_str(&self, lua: &Lua, fmt: &str) -> mlua::Result<()> {
-        let mut p = self.0.borrow_mut();
-        let ParamKind::Text { max_len } = p.kind else {
-            return Err(mlua::Error::runtime("Unsupported argument type: set_rand_str() needs a CHAR or VARCHAR"));
-        };
-        let mut text = match std::mem::replace(&mut p.value, Value::Null) {
-            Value::Text(mut s) => {
-                s.clear();
-                s
-            }
-            _ => String::with_capacity(fmt.len()),
-        };
-        let shared = super::ctx::shared(lua)?;
-        rand_string_into(&mut shared.rng.borrow_mut(), fmt, &mut text);
-        text.truncate(max_len);
-        p.value = Value::Text(text);
-        Ok(())
+        })
     }
 }
 
@@ -160,126 +141,99 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             }
         })?,
     )?;
-    host.set("connect", async_fn(lua, |lua, ctx: AnyUserData| async move { connect(&lua, &ctx).await })?)?;
-    host.set(
-        "query",
-        async_fn(lua, |lua, (con, sql): (AnyUserData, mlua::String)| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let sql = sql.to_str()?.to_owned();
-            let r = with_conn(&conn, |mut c| {
-                let sql = &sql;
-                Box::pin(async move {
-                    let r = c.query(sql, Fetch::Rows).await;
-                    (c, r)
-                })
+    set_async(lua, host, "connect", |lua, ctx: AnyUserData| async move { connect(&lua, &ctx).await })?;
+    set_async(lua, host, "query", |lua, (con, sql): (AnyUserData, mlua::String)| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let sql = sql.to_str()?.to_owned();
+        let r = query(&conn, &sql, Fetch::Rows).await;
+        answer(&lua, &conn, r, Origin::Query(&sql)).await
+    })?;
+    set_async(lua, host, "prepare", |lua, (con, sql): (AnyUserData, mlua::String)| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let sql = sql.to_str()?.to_owned();
+        match with_conn(&conn, |mut c| {
+            let sql = &sql;
+            Box::pin(async move {
+                let r = c.prepare_more(sql).await;
+                (c, r)
             })
-            .await
-            .and_then(|r| r);
-            answer(&lua, &conn, r, Origin::Query(&sql)).await
-        })?,
-    )?;
-    host.set(
-        "prepare",
-        async_fn(lua, |lua, (con, sql): (AnyUserData, mlua::String)| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let sql = sql.to_str()?.to_owned();
-            match with_conn(&conn, |mut c| {
-                let sql = &sql;
-                Box::pin(async move {
-                    let r = c.prepare_more(sql).await;
-                    (c, r)
-                })
-            })
-            .await
-            .and_then(|r| r)
-            {
-                Ok(id) => {
-                    let stmt = StmtHandle {
-                        conn,
-                        id,
-                        sql: Rc::from(sql),
-                        params: Vec::new(),
-                        values: Vec::new(),
-                        closed: false,
-                    };
-                    Ok(MultiValue::from_vec(vec![LuaValue::UserData(lua.create_userdata(stmt)?)]))
-                }
-                Err(e) => {
-                    let mut values = vec![LuaValue::Nil];
-                    values.extend(failure(&lua, &conn, &e, Origin::Prepare).await?);
-                    Ok(MultiValue::from_vec(values))
-                }
+        })
+        .await
+        .and_then(|r| r)
+        {
+            Ok(id) => {
+                let stmt =
+                    StmtHandle { conn, id, sql: Rc::from(sql), params: Vec::new(), values: Vec::new(), closed: false };
+                Ok(MultiValue::from_vec(vec![LuaValue::UserData(lua.create_userdata(stmt)?)]))
             }
-        })?,
-    )?;
-    host.set(
-        "disconnect",
-        async_fn(lua, |_, con: AnyUserData| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let taken = conn.borrow_mut().conn.take();
-            if let Some(c) = taken {
-                conn.borrow().ctx.flush_outside();
-                c.close().await;
+            Err(e) => {
+                let mut values = vec![LuaValue::Nil];
+                values.extend(failure(&lua, &conn, &e, Origin::Prepare).await?);
+                Ok(MultiValue::from_vec(values))
             }
-            Ok(())
-        })?,
-    )?;
-    host.set(
-        "reconnect",
-        async_fn(lua, |_, con: AnyUserData| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            reconnect(&conn).await.map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))
-        })?,
-    )?;
+        }
+    })?;
+    set_async(lua, host, "disconnect", |_, con: AnyUserData| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let taken = conn.borrow_mut().conn.take();
+        if let Some(c) = taken {
+            conn.borrow().ctx.flush_outside();
+            c.close().await;
+        }
+        Ok(())
+    })?;
+    set_async(lua, host, "reconnect", |_, con: AnyUserData| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        reconnect(&conn).await.map_err(|e| mlua::Error::runtime(format!("reconnect failed: {e}")))
+    })?;
     Ok(())
 }
 
 fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
-    host.set("execute", async_fn(lua, |lua, stmt: AnyUserData| async move { execute(&lua, &stmt).await })?)?;
+    set_async(lua, host, "execute", |lua, (stmt, args): (AnyUserData, Variadic<LuaValue>)| {
+        // Converted now: the Lua strings are not held while the statement runs.
+        let values = bound_values(&stmt, args);
+        async move { execute(&lua, &stmt, values?).await }
+    })?;
     host.set(
         "bind_create",
-        lua.create_function(|lua, (btype, max_len): (i64, Option<usize>)| {
+        lua.create_function(|_, (btype, max_len): (i64, Option<usize>)| {
             let kind = match btype {
                 TYPE_TINYINT..=TYPE_BIGINT => ParamKind::Int,
                 TYPE_FLOAT | TYPE_DOUBLE => ParamKind::Double,
                 TYPE_CHAR | TYPE_VARCHAR => ParamKind::Text { max_len: max_len.unwrap_or(0) },
                 other => return Err(mlua::Error::runtime(format!("Unsupported argument type: {other}"))),
             };
-            lua.create_userdata(ParamHandle(Rc::new(RefCell::new(Param { kind, value: Value::Null }))))
+            Ok(kind.code())
         })?,
     )?;
     host.set(
         "bind_param",
-        lua.create_function(|_, (stmt, params): (AnyUserData, Variadic<AnyUserData>)| {
-            let bound =
-                params.iter().map(|p| Ok(Rc::clone(&p.borrow::<ParamHandle>()?.0))).collect::<mlua::Result<_>>()?;
-            stmt.borrow_mut::<StmtHandle>()?.params = bound;
+        lua.create_function(|_, (stmt, codes): (AnyUserData, Variadic<i64>)| {
+            stmt.borrow_mut::<StmtHandle>()?.params = codes.iter().map(|&c| ParamKind::of_code(c)).collect();
             Ok(())
         })?,
     )?;
-    host.set(
-        "close",
-        async_fn(lua, |_, stmt: AnyUserData| async move {
-            let (conn, id) = {
-                let mut s = stmt.borrow_mut::<StmtHandle>()?;
-                if s.closed {
-                    return Ok(());
-                }
-                s.closed = true;
-                s.params.clear();
-                (Rc::clone(&s.conn), s.id)
-            };
-            // As mysql_stmt_close(): the server forgets it (a closed connection has nothing to close).
-            let _ = with_conn(&conn, |mut c| {
-                Box::pin(async move {
-                    let r = c.close_statement(id).await;
-                    (c, r)
-                })
+    set_async(lua, host, "close", |_, stmt: AnyUserData| async move {
+        let (conn, id) = {
+            let mut s = stmt.borrow_mut::<StmtHandle>()?;
+            if s.closed {
+                return Ok(());
+            }
+            s.closed = true;
+            s.params.clear();
+            (Rc::clone(&s.conn), s.id)
+        };
+        // As mysql_stmt_close(): the server forgets it (a closed connection has nothing to close).
+        let _ = with_conn(&conn, |mut c| {
+            Box::pin(async move {
+                let r = c.close_statement(id).await;
+                (c, r)
             })
-            .await;
-            Ok(())
-        })?,
-    )?;
+        })
+        .await;
+        Ok(())
+    })?;
     host.set(
         "fetch_row",
         lua.create_function(|lua, (rows, n): (AnyUserData, usize)| {
@@ -315,42 +269,37 @@ fn register_bulk(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             Ok(())
         })?,
     )?;
-    host.set(
-        "bulk_insert_next",
-        async_fn(lua, |lua, (con, row): (AnyUserData, mlua::String)| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let row = row.to_str()?;
-            let full = {
-                let c = conn.borrow();
-                let bulk = c.bulk.as_ref().ok_or_else(|| {
-                    mlua::Error::runtime("attempt to call bulk_insert_next() before bulk_insert_init()")
-                })?;
-                bulk.sql.len() + row.len() + 1 + usize::from(bulk.rows > 0) > BULK_PACKET_BYTES
-            };
-            if full {
-                if let Some(failed) = flush(&lua, &conn).await? {
-                    return Ok(failed);
-                }
+    set_async(lua, host, "bulk_insert_next", |lua, (con, row): (AnyUserData, mlua::String)| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let row = row.to_str()?;
+        let full = {
+            let c = conn.borrow();
+            let bulk = c
+                .bulk
+                .as_ref()
+                .ok_or_else(|| mlua::Error::runtime("attempt to call bulk_insert_next() before bulk_insert_init()"))?;
+            bulk.sql.len() + row.len() + 1 + usize::from(bulk.rows > 0) > BULK_PACKET_BYTES
+        };
+        if full {
+            if let Some(failed) = flush(&lua, &conn).await? {
+                return Ok(failed);
             }
-            let mut c = conn.borrow_mut();
-            let bulk = c.bulk.as_mut().expect("checked above");
-            if bulk.rows > 0 {
-                bulk.sql.push(',');
-            }
-            bulk.sql.push_str(&row);
-            bulk.rows += 1;
-            Ok(MultiValue::new())
-        })?,
-    )?;
-    host.set(
-        "bulk_insert_done",
-        async_fn(lua, |lua, con: AnyUserData| async move {
-            let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
-            let failed = flush(&lua, &conn).await?;
-            conn.borrow_mut().bulk = None;
-            Ok(failed.unwrap_or_default())
-        })?,
-    )?;
+        }
+        let mut c = conn.borrow_mut();
+        let bulk = c.bulk.as_mut().expect("checked above");
+        if bulk.rows > 0 {
+            bulk.sql.push(',');
+        }
+        bulk.sql.push_str(&row);
+        bulk.rows += 1;
+        Ok(MultiValue::new())
+    })?;
+    set_async(lua, host, "bulk_insert_done", |lua, con: AnyUserData| async move {
+        let conn = Rc::clone(&con.borrow::<ConnHandle>()?.0);
+        let failed = flush(&lua, &conn).await?;
+        conn.borrow_mut().bulk = None;
+        Ok(failed.unwrap_or_default())
+    })?;
     Ok(())
 }
 
@@ -360,17 +309,24 @@ async fn connect(lua: &Lua, ctx: &AnyUserData) -> mlua::Result<AnyUserData> {
     lua.create_userdata(ConnHandle(Rc::new(RefCell::new(ScriptConn { conn: Some(conn), ctx, bulk: None }))))
 }
 
-async fn execute(lua: &Lua, stmt: &AnyUserData) -> mlua::Result<MultiValue> {
-    let (conn, id, sql, values) = {
-        let mut s = stmt.borrow_mut::<StmtHandle>()?;
+/// The values of the statement's parameters for its next execution (its buffer reused).
+fn bound_values(stmt: &AnyUserData, args: Variadic<LuaValue>) -> mlua::Result<Vec<Value>> {
+    let mut s = stmt.borrow_mut::<StmtHandle>()?;
+    let mut values = std::mem::take(&mut s.values);
+    values.clear();
+    for (kind, v) in s.params.iter().zip(args) {
+        values.push(kind.bound(v)?);
+    }
+    Ok(values)
+}
+
+async fn execute(lua: &Lua, stmt: &AnyUserData, values: Vec<Value>) -> mlua::Result<MultiValue> {
+    let (conn, id, sql) = {
+        let s = stmt.borrow::<StmtHandle>()?;
         if s.closed {
             return Err(mlua::Error::runtime("attempt to execute a closed statement"));
         }
-        // The values buffer is reused from one execution to the next.
-        let mut values = std::mem::take(&mut s.values);
-        values.clear();
-        values.extend(s.params.iter().map(|p| p.borrow().value.clone()));
-        (Rc::clone(&s.conn), s.id, Rc::clone(&s.sql), values)
+        (Rc::clone(&s.conn), s.id, Rc::clone(&s.sql))
     };
     let outcome = with_conn(&conn, |mut c| {
         Box::pin(async move {
@@ -404,8 +360,21 @@ async fn with_conn<'a, T>(
     Ok(out)
 }
 
-/// A statement's outcome for the Lua runtime: `nrows, nfields, rows` for a result set, nothing
-/// for other statements, or `nil, nil, nil, class, errno, state, message` for an error.
+/// Sends `sql` as a plain query.
+async fn query(conn: &Rc<RefCell<ScriptConn>>, sql: &str, fetch: Fetch) -> Result<QueryResult, DbError> {
+    with_conn(conn, |mut c| {
+        Box::pin(async move {
+            let r = c.query(sql, fetch).await;
+            (c, r)
+        })
+    })
+    .await
+    .and_then(|r| r)
+}
+
+/// A statement's outcome for the Lua runtime: `nrows, nfields, rows` for a result set (`rows`
+/// false when it holds none), nothing for other statements, or `nil, nil, nil, class, errno,
+/// state, message` for an error.
 async fn answer(
     lua: &Lua,
     conn: &Rc<RefCell<ScriptConn>>,
@@ -418,11 +387,16 @@ async fn answer(
             if result.class != QueryClass::Read {
                 return Ok(MultiValue::new());
             }
-            let nfields = result.columns;
+            // No rows (a prepared statement's, which are discarded): no userdata for the GC.
+            let rows = if result.rows.is_empty() {
+                LuaValue::Boolean(false)
+            } else {
+                LuaValue::UserData(lua.create_userdata(Rows(result.rows))?)
+            };
             Ok(MultiValue::from_vec(vec![
                 LuaValue::Integer(i64::try_from(result.row_count).unwrap_or(i64::MAX)),
-                LuaValue::Integer(i64::try_from(nfields).unwrap_or(i64::MAX)),
-                LuaValue::UserData(lua.create_userdata(Rows(result.rows))?),
+                LuaValue::Integer(i64::try_from(result.columns).unwrap_or(i64::MAX)),
+                rows,
             ]))
         }
         Err(e) => {
@@ -450,13 +424,7 @@ async fn failure(
         ErrorAction::Retry => {
             shared.pacer.error(ctx.tid, &e.code, false);
             if pgsql {
-                let _ = with_conn(conn, |mut c| {
-                    Box::pin(async move {
-                        let r = c.query("ROLLBACK", Fetch::Discard).await;
-                        (c, r)
-                    })
-                })
-                .await;
+                let _ = query(conn, "ROLLBACK", Fetch::Discard).await;
             }
             IGNORABLE
         }
@@ -547,15 +515,7 @@ async fn flush(lua: &Lua, conn: &Rc<RefCell<ScriptConn>>) -> mlua::Result<Option
             _ => return Ok(None),
         }
     };
-    let r = with_conn(conn, |mut c| {
-        let sql = &sql;
-        Box::pin(async move {
-            let r = c.query(sql, Fetch::Discard).await;
-            (c, r)
-        })
-    })
-    .await
-    .and_then(|r| r);
+    let r = query(conn, &sql, Fetch::Discard).await;
     let values = answer(lua, conn, r, Origin::Query(&sql)).await?;
     Ok((!values.is_empty()).then_some(values))
 }

@@ -88,11 +88,28 @@ local function caller_level()
     if frame == nil then
       break
     end
-    if frame.what ~= "C" and frame.source ~= "=[oltplab]" then
+    if frame.what ~= "C" and frame.what ~= "tail" and frame.source ~= "=[oltplab]" then
       return level - 1 -- as error() counts: 1 is the function that calls it
     end
   end
   return 0
+end
+
+-- The engine's asynchronous functions (`host.started`, script/resume.rs) start their operation
+-- and return; the coroutine then yields to the engine, which awaits the operation and resumes
+-- it with `true, results...`, or `false, message` for an error of the script's line.
+local yield = G.coroutine.yield
+local function resumed(ok, ...)
+  if ok then
+    return ...
+  end
+  error((...), caller_level())
+end
+for name, start in G.pairs(host.started) do
+  host[name] = function(...)
+    start(...)
+    return resumed(yield())
+  end
 end
 
 -- A failed statement, as sysbench's check_error() treats it: an ignorable error (or a fatal one
@@ -152,7 +169,7 @@ function connection_methods.prepare(self, query)
   if h == nil then
     return failed(self, query, class, errno, state, message)
   end
-  return setmetatable({ _h = h, connection = self }, statement_mt)
+  return setmetatable({ _h = h, connection = self, _params = {}, _nparams = 0 }, statement_mt)
 end
 
 function connection_methods.bulk_insert_init(self, query)
@@ -186,20 +203,58 @@ function connection_methods.reconnect(self)
   return true
 end
 
+-- A bound parameter: its value lives here (`set` stores it, with no call into the engine) and
+-- the statement's execute hands it to the engine, which converts it as `_kind` says (the type
+-- host.bind_create checked: -1 an integer, -2 a double, else a text's maximum length).
+local param_methods = {}
+local param_mt = { __index = namespace("sql_param", param_methods), __tostring = function() return "<sql_param>" end }
+
+function param_methods.set(self, value)
+  local t = type(value)
+  if t ~= "number" and t ~= "nil" and (t ~= "string" or self._kind < 0) then
+    error(format("cannot bind a %s to this parameter", t), caller_level())
+  end
+  self._value = value
+end
+
+function param_methods.set_rand_str(self, fmt)
+  if self._kind < 0 then
+    error("Unsupported argument type: set_rand_str() needs a CHAR or VARCHAR", caller_level())
+  end
+  self._value = host.rand_string(fmt)
+end
+
+-- Field `key` of params[i..n], as values (nil for a parameter never set).
+local function fields(params, key, i, n)
+  if i > n then
+    return
+  end
+  return rawget(params[i], key), fields(params, key, i + 1, n)
+end
+
 function statement_methods.bind_create(self, btype, max_len)
-  return host.bind_create(btype, max_len)
+  return setmetatable({ _kind = host.bind_create(btype, max_len) }, param_mt)
 end
 
 function statement_methods.bind_param(self, ...)
-  if select("#", ...) < 1 then
+  local n = select("#", ...)
+  if n < 1 then
     return nil
   end
-  host.bind_param(self._h, ...)
+  local params = { ... }
+  for i = 1, n do
+    if getmetatable(params[i]) ~= param_mt then
+      error(format("bind_param: argument %d is not a parameter of bind_create()", i), caller_level())
+    end
+  end
+  host.bind_param(self._h, fields(params, "_kind", 1, n))
+  self._params, self._nparams = params, n
   return 0
 end
 
 function statement_methods.execute(self)
-  return answer(self.connection, "<prepared statement>", host.execute(self._h))
+  return answer(self.connection, "<prepared statement>",
+                host.execute(self._h, fields(self._params, "_value", 1, self._nparams)))
 end
 
 function statement_methods.close(self)
@@ -209,7 +264,11 @@ end
 
 -- Values come back as strings, NULL as nil, as sysbench's fetch_row gives them.
 function result_methods.fetch_row(self)
-  local row = host.fetch_row(self._rows, self._next)
+  local rows = self._rows
+  if rows == false then -- a result without rows (a prepared statement's: script/sql.rs, answer)
+    return nil
+  end
+  local row = host.fetch_row(rows, self._next)
   if row ~= nil then
     self._next = self._next + 1
   end
