@@ -42,7 +42,8 @@ def show_help(verb: str, args: list[str]) -> int:
     script = script_arg(args) or ""
     call = {"path": script, "command": "help", "argv": ["oltplab", verb, *args], "args": {}}
     spec = script_spec(call, _NO_DATABASE, {})
-    if engine.script_describe(spec).get("options") is None:
+    described = engine.script_describe(spec)
+    if described.get("options") is None:
         print(f"{script} declares no options: it takes any --name=value, as in sysbench.")
         return exitcodes.OK
     result = engine.script_command(spec, script_printer(VERBOSITY_NOTICE))
