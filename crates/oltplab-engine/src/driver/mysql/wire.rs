@@ -44,7 +44,7 @@ impl Stream {
         }
     }
 
-    /// What arrives within a moment, waited for outside the runtime (`driver/reply_wait.rs`);
+    /// What arrives next, waited for in `poll(2)` outside the runtime (`driver/reply_wait.rs`);
     /// `None`: await [`Stream::read_buf`].
     fn read_soon(&mut self, buf: &mut Vec<u8>) -> Option<io::Result<usize>> {
         match self {

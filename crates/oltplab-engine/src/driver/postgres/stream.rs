@@ -42,7 +42,7 @@ impl Stream {
         Ok(Stream::Unix(UnixStream::connect(path).await?))
     }
 
-    /// What arrives within a moment, waited for outside the runtime (`driver/reply_wait.rs`);
+    /// What arrives next, waited for in `poll(2)` outside the runtime (`driver/reply_wait.rs`);
     /// `None`: read through the runtime.
     pub fn read_soon(&mut self, buf: &mut BytesMut) -> Option<io::Result<usize>> {
         match self {
