@@ -47,8 +47,8 @@ pub fn engine_threads(connections: usize) -> usize {
 }
 
 /// The engine threads for a script's run: one per 4 cores whatever the connections, since the
-/// per-thread state is the script's to share (a LuaJIT state, `sysbench.rand.unique`'s sequence:
-/// docs/lua.md). `TOKIO_WORKER_THREADS` overrides it.
+/// per-thread state is the script's to share (its LuaJIT states: docs/lua.md).
+/// `TOKIO_WORKER_THREADS` overrides it.
 pub fn shared_state_threads(connections: usize) -> usize {
     overridden(connections).unwrap_or_else(|| per_cores(cores()).min(connections).max(1))
 }

@@ -100,7 +100,7 @@ async fn run_local(spec: &CommandSpec, max_events: u64, max_time: Duration, sink
         counts: RefCell::new(Counts { per_thread: vec![0; threads], ..Counts::default() }),
         stop: stop.clone(),
     });
-    let unique = Rc::new(UniqueSeq::new(options.uint("rand_seed")));
+    let unique = std::sync::Arc::new(UniqueSeq::new(options.uint("rand_seed")));
     let shared = state_shared(&target, &options, Rc::clone(&pacer) as Rc<dyn Pacer>, sink, 0, unique)?;
     // Thread 0's environment doubles as sysbench's main state (init, done).
     let main = load(spec, Rc::clone(&shared), 0, None).await?;

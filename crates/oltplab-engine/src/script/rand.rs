@@ -49,13 +49,13 @@ pub fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
             Ok(v)
         })?,
     )?;
-    // A Lua number holds 53 bits: the top ones of the 64-bit draw (sysbench returns a uint64 cdata).
+    // The draw's high and low 32 bits: a Lua number holds 53, runtime.lua makes sysbench's uint64_t.
     host.set(
         "rand_uniform_uint64",
         lua.create_function(|lua, ()| {
             let s = shared(lua)?;
-            let v = s.rng.borrow_mut().next_u64() >> 11;
-            Ok(v as f64)
+            let v = s.rng.borrow_mut().next_u64();
+            Ok(((v >> 32) as u32, v as u32))
         })?,
     )?;
     Ok(())
