@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use mlua::{ObjectLike, Table};
 
@@ -71,7 +72,7 @@ pub fn state_shared(
     pacer: Rc<dyn Pacer>,
     sink: &Sink,
     tid: usize,
-    unique: Rc<UniqueSeq>,
+    unique: Arc<UniqueSeq>,
 ) -> Result<Rc<StateShared>> {
     let out = sink.clone();
     let output: Output = Rc::new(move |text: &str| out.send(Progress::Output { text: text.to_owned() }));
@@ -285,8 +286,9 @@ pub fn describe(spec: &CommandSpec) -> Result<Description> {
     })
 }
 
-fn unique(options: &Options) -> Rc<UniqueSeq> {
-    Rc::new(UniqueSeq::new(options.uint("rand_seed")))
+/// `sysbench.rand.unique()`'s sequence, one per run as sysbench has one per process.
+pub(super) fn unique(options: &Options) -> Arc<UniqueSeq> {
+    Arc::new(UniqueSeq::new(options.uint("rand_seed")))
 }
 
 /// Runs `help`, `prepare`, `cleanup` or a custom command, as sysbench 1.0.20 runs it.

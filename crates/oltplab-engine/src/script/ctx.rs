@@ -5,6 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::db::QueryClass;
 use crate::driver::Target;
@@ -43,7 +44,7 @@ pub struct StateShared {
     pub log: Output,
     pub rng: RefCell<Rng>,
     pub dists: Dists,
-    pub unique: Rc<UniqueSeq>,
+    pub unique: Arc<UniqueSeq>,
     /// The driver's sysbench name: `mysql`, `pgsql` (or `sqlite`).
     pub driver_name: &'static str,
 }
