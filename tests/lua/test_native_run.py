@@ -126,3 +126,31 @@ def test_the_drop_in_keeps_a_script_run_s_directory_with_out(
     assert run.complete is False
     assert run.summary is not None
     assert run.summary.transactions > 0
+
+
+UNIQUE = """
+function thread_init()
+  con = sysbench.sql.driver():connect()
+end
+function event()
+  con:query("INSERT INTO uniq VALUES (" .. sysbench.rand.unique() .. ")")
+end
+"""
+
+
+def test_rand_unique_is_one_sequence_for_all_the_runs_threads(
+    tmp_path: Path, mariadb_empty_db: MariaDBServer
+) -> None:
+    """Up to 64 connections each has an engine thread with states of its own, as sysbench's
+    threads; `sysbench.rand.unique()` stays one sequence for the run, as sysbench's one per
+    process: no value twice (the primary key refuses a repeat, which fails the run)."""
+    server = mariadb_empty_db
+    server.query("DROP TABLE IF EXISTS uniq", database=server.database)
+    server.query("CREATE TABLE uniq (v BIGINT UNSIGNED PRIMARY KEY)", database=server.database)
+    (tmp_path / "uniq.lua").write_text(UNIQUE)
+    report = oltplab_cli(
+        "run", "./uniq.lua", "--db", server.url, "--threads=4", "--events=2000", "--time=0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    [[rows]] = server.query("SELECT COUNT(*) FROM uniq", database=server.database)
+    assert int(rows) == 2000, report

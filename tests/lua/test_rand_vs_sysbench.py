@@ -172,26 +172,3 @@ def test_the_distributions_parameters_act_as_in_sysbench(tmp_path: Path) -> None
     assert float(ours["special"]["mid"]) < 0.6 < float(defaults["special"]["mid"])
     assert float(ours["pareto"]["low1"]) > float(defaults["pareto"]["low1"]) + 0.1
 
-
-UNIQUE = """
-function thread_init() drawn = {} end
-function event() drawn[#drawn + 1] = sysbench.rand.unique() end
-function thread_done() print("drawn " .. table.concat(drawn, " ")) end
-"""
-
-
-def test_unique_values_never_repeat_across_engine_threads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """One sequence per run, as sysbench's per process: connections on different engine
-    threads (as on a machine of 8 cores or more) draw different values."""
-    (tmp_path / "unique.lua").write_text(UNIQUE)
-    monkeypatch.setenv("TOKIO_WORKER_THREADS", "2")
-    load = ["--threads=4", "--events=2000", "--time=0", "run"]
-    done = sysbench_cmd("./unique.lua", *load, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    per_thread = [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("drawn")]
-    assert len(per_thread) == 4
-    values = [v for drawn in per_thread for v in drawn]
-    assert len(values) == 2000
-    assert len(set(values)) == len(values)

@@ -294,8 +294,8 @@ pub fn describe(spec: &CommandSpec) -> Result<Description> {
     })
 }
 
-/// `sysbench.rand.unique()`'s sequence, for every state of one run or command.
-pub fn unique(options: &Options) -> Arc<UniqueSeq> {
+/// `sysbench.rand.unique()`'s sequence, one per run as sysbench has one per process.
+pub(super) fn unique(options: &Options) -> Arc<UniqueSeq> {
     Arc::new(UniqueSeq::new(options.uint("rand_seed")))
 }
 
@@ -311,14 +311,12 @@ pub fn command(spec: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<CommandOu
         Step::Done(ok) => Ok(CommandOutcome { command: name, ok }),
         Step::Parallel { threads } => {
             sink.send(Progress::Output { text: "Initializing worker threads...\n\n".into() });
-            let sequence = unique(&spec.resolve()?.0);
             let workers: Vec<_> = (0..threads)
                 .map(|tid| {
                     let (spec, sink, stop, name) = (spec.clone(), sink.clone(), stop.clone(), name.clone());
-                    let sequence = Arc::clone(&sequence);
                     std::thread::spawn(move || {
                         on_own_thread("oltplab-command", move || {
-                            Box::pin(async move { command_thread(&spec, &sink, &stop, tid, &name, sequence).await })
+                            Box::pin(async move { command_thread(&spec, &sink, &stop, tid, &name).await })
                         })
                     })
                 })
@@ -384,16 +382,10 @@ async fn main_thread(spec: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<Ste
 }
 
 /// One thread of a parallel custom command: a state of its own, sysbench.tid = `tid`.
-async fn command_thread(
-    spec: &CommandSpec,
-    sink: &Sink,
-    stop: &Stop,
-    tid: usize,
-    name: &str,
-    sequence: Arc<UniqueSeq>,
-) -> Result<bool> {
+async fn command_thread(spec: &CommandSpec, sink: &Sink, stop: &Stop, tid: usize, name: &str) -> Result<bool> {
     let (options, target) = spec.resolve()?;
-    let shared = state_shared(&target, &options, Rc::new(CommandPacer { stop: stop.clone() }), sink, tid, sequence)?;
+    let shared =
+        state_shared(&target, &options, Rc::new(CommandPacer { stop: stop.clone() }), sink, tid, unique(&options))?;
     let probe = load(spec, Rc::clone(&shared), tid, None).await?;
     let values = option_values(spec, probe.description.options.as_deref(), &options)?;
     probe.host.set_options(&values).map_err(|e| load_error(&e))?;

@@ -60,11 +60,13 @@ pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let name: &'static str = Box::leak(script.test_name().to_owned().into_boxed_str());
     let cmd = CommandSpec { script, db: spec.db.clone(), options: spec.options.clone(), target: spec.target.clone() };
     let MainState { values, legacy, hooks } = main_state(&cmd, sink, "init").await?;
-    let (_, target) = cmd.resolve()?;
-    let unique = unique(&cmd.resolve()?.0);
+    let (options, target) = cmd.resolve()?;
+    let unique = unique(&options);
     let load = Load { cmd: cmd.clone(), target, values, legacy, name, sink: sink.clone(), unique };
     let resolved = spec.resolve_as(rand_defs(), move |_, _| Ok(Workload::Script(Box::new(load))))?;
-    let threads = crate::exec::shared_state_threads(resolved.load.threads);
+    // As many engine threads as a native run: a thread per connection up to 64 (each waits for
+    // its replies in poll(2), as sysbench's threads), one per 4 cores above (exec/runtime.rs).
+    let threads = crate::exec::engine_threads(resolved.load.threads);
     let reports = Reports::start(&cmd, sink, &hooks)?;
     let run = crate::exec::run_resolved(spec, resolved, reports.sink(), stop, threads);
     let result = reports.during(run).await?;
@@ -118,7 +120,7 @@ struct Load {
     legacy: bool,
     name: &'static str,
     sink: Sink,
-    /// `sysbench.rand.unique()`'s sequence, shared by every engine thread as sysbench's process.
+    /// `sysbench.rand.unique()`'s sequence, shared by every engine thread's states.
     unique: Arc<UniqueSeq>,
 }
 
