@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.servers import MariaDBServer
+from oltplab.servers import MariaDBServer, PostgresServer
+from tests.drivers.commands import sysbench_connection
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
-from tests.sysbench_compat.test_vs_sysbench import connection_options
 
 # Where one of prepare's messages starts (sysbench's threads can print two on one line).
 MESSAGE_START = re.compile(r"(?=Creating table |Inserting \d|Creating a secondary |Initializing )")
@@ -51,10 +51,17 @@ def test_help_lists_the_script_options_as_sysbench_does(scripts: Path, script: s
     assert f"{script} options:" in ours.stdout
 
 
+@pytest.fixture(params=["mariadb", "postgres"])
+def server(request: pytest.FixtureRequest) -> MariaDBServer | PostgresServer:
+    """The session's MariaDB or PostgreSQL, its `sbtest` emptied for the module."""
+    server: MariaDBServer | PostgresServer = request.getfixturevalue(f"{request.param}_empty_db")
+    return server
+
+
 def test_prepare_and_cleanup_interoperate_with_sysbench(
-    scripts: Path, mariadb_empty_db: MariaDBServer
+    scripts: Path, server: MariaDBServer | PostgresServer
 ) -> None:
-    db = [*connection_options(mariadb_empty_db.url), "--tables=2", "--table-size=500"]
+    db = [*sysbench_connection(server.url, server.database), "--tables=2", "--table-size=500"]
     script = "./my_oltp_read_only.lua"
     ours = sysbench_cmd(script, *db, "--threads=2", "prepare", cwd=scripts)
     assert (ours.returncode, ours.stderr) == (0, ""), ours.stderr
@@ -75,7 +82,7 @@ def test_prepare_and_cleanup_interoperate_with_sysbench(
         return sorted(lines)
 
     assert said(ours.stdout) == said(theirs.stdout, split=True)
-    rows = mariadb_empty_db.query("SELECT COUNT(*) FROM sbtest1", mariadb_empty_db.database)
+    rows = server.query("SELECT COUNT(*) FROM sbtest1", server.database)
     assert rows == [["500"]]
     ours = sysbench_cmd(script, *db, "cleanup", cwd=scripts)
     assert ours.returncode == 0, ours.stderr

@@ -171,4 +171,3 @@ def test_the_distributions_parameters_act_as_in_sysbench(tmp_path: Path) -> None
     assert float(ours["gaussian"]["sd"]) > 1.5 * float(defaults["gaussian"]["sd"])
     assert float(ours["special"]["mid"]) < 0.6 < float(defaults["special"]["mid"])
     assert float(ours["pareto"]["low1"]) > float(defaults["pareto"]["low1"]) + 0.1
-

@@ -288,3 +288,61 @@ def test_init_and_done_run_around_the_run_as_in_sysbench(
     assert mine == lines_like(theirs, "(init|argv|done): ")
     assert "init: run 1.0.20 2" in mine
     assert "done: run" in mine
+
+
+# sysbench.error and sysbench.sql.error as scripts read them; an event restarted by the script's
+# own error({errcode = sysbench.error.RESTART_EVENT}), through before_restart_event.
+ERRORS = """
+function init()
+  for _, name in ipairs({"error", "sql.error"}) do
+    local t = name == "error" and sysbench.error or sysbench.sql.error
+    local keys = {}
+    for k, v in pairs(t) do keys[#keys + 1] = k .. "=" .. tostring(v) end
+    table.sort(keys)
+    print("sysbench." .. name .. ": " .. table.concat(keys, " "))
+  end
+end
+function thread_init() tries, restarts = 0, 0 end
+sysbench.hooks.before_restart_event = function(e) restarts = restarts + 1; last = e end
+function event()
+  tries = tries + 1
+  if tries % 3 ~= 0 then
+    error({errcode = sysbench.error.RESTART_EVENT, why = "try " .. tries})
+  end
+  if tries == FAIL_AT then error({errcode = 99}) end
+end
+function thread_done()
+  print(string.format("thread %d: %d tries, %d restarts, last %s", sysbench.tid, tries, restarts,
+    last and last.why))
+end
+"""
+
+
+def test_sysbench_error_restarts_events_as_in_sysbench(tmp_path: Path) -> None:
+    """No server: the script never creates the SQL driver."""
+    (tmp_path / "errors.lua").write_text(ERRORS.replace("FAIL_AT", "0"))
+    load = ["--threads=1", "--events=5", "--time=0", "run"]
+    ours = sysbench_cmd("./errors.lua", *load, cwd=tmp_path)
+    theirs = real("./errors.lua", *load, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    said = [
+        "sysbench.error: NONE=0 RESTART_EVENT=1",
+        "sysbench.sql.error: FATAL=2 IGNORABLE=1 NONE=0",
+        "thread 0: 15 tries, 10 restarts, last try 14",
+        "    total number of events:              5",
+    ]
+    for line in said:
+        assert line in theirs.stdout.splitlines()
+        assert line in ours.stdout.splitlines()
+
+
+def test_an_error_that_is_not_a_restart_stops_the_run(tmp_path: Path) -> None:
+    """A table without RESTART_EVENT: sysbench's message for an error that is not a string."""
+    (tmp_path / "errors.lua").write_text(ERRORS.replace("FAIL_AT", "9"))
+    load = ["--threads=1", "--events=5", "--time=0", "run"]
+    ours = sysbench_cmd("./errors.lua", *load, cwd=tmp_path)
+    theirs = real("./errors.lua", *load, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 1
+    fatal = "FATAL: `thread_run' function failed: (not a string)"
+    assert fatal in theirs.stdout.splitlines()
+    assert ours.stderr.splitlines() == [fatal]

@@ -11,8 +11,10 @@ import pytest
 from oltplab.rundir import load_run
 from oltplab.servers import MariaDBServer, PostgresServer
 from tests.drivers.commands import oltplab_done
-from tests.lua.test_dropin_commands import DEBIAN, real, without_banner
+from tests.lua.test_dropin_commands import DEBIAN, real, server, without_banner
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
+
+__all__ = ["server"]  # the fixture (MariaDB and PostgreSQL), shared with the other tests
 
 OWN = 'function prepare()\n  print("the user\'s own " .. sysbench.cmdline.script_path)\nend\n'
 
@@ -74,12 +76,6 @@ def _tables(server: MariaDBServer | PostgresServer) -> list[str]:
         database=server.database,
     )
     return [row[0] for row in rows]
-
-
-@pytest.fixture(params=["mariadb", "postgres"])
-def server(request: pytest.FixtureRequest) -> MariaDBServer | PostgresServer:
-    server: MariaDBServer | PostgresServer = request.getfixturevalue(f"{request.param}_empty_db")
-    return server
 
 
 def test_prepare_and_cleanup_run_the_scripts_own(

@@ -887,7 +887,9 @@ function M.run_thread(env, tid)
             hook(ret)
           end
         else
-          error(ret, 0)
+          -- sysbench's C prints what lua_tostring makes of it: a table says "(not a string)".
+          local t = type(ret)
+          error((t == "string" or t == "number") and ret or "(not a string)", 0)
         end
       end
     until ok
