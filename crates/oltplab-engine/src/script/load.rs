@@ -57,7 +57,7 @@ const LUA_GC_PAUSE_PERCENT: i32 = 200;
 /// events on the executor, `done`.
 pub async fn run(spec: &Spec, sink: &Sink, stop: Stop) -> Result<RunResult> {
     let script: ScriptSpec = serde_json::from_value(spec.script.clone().unwrap_or_default())?;
-    let name: &'static str = Box::leak(super::command::script_name(&script.path).to_owned().into_boxed_str());
+    let name: &'static str = Box::leak(script.test_name().to_owned().into_boxed_str());
     let cmd = CommandSpec { script, db: spec.db.clone(), options: spec.options.clone(), target: spec.target.clone() };
     let MainState { values, legacy, hooks } = main_state(&cmd, sink, "init").await?;
     let (options, target) = cmd.resolve()?;
@@ -95,7 +95,7 @@ async fn main_state(cmd: &CommandSpec, sink: &Sink, function: &'static str) -> R
             let (main, values) = main_loaded(&cmd, &sink, &Stop::new()).await?;
             if function == "init" && !main.description.functions.iter().any(|f| f == "event") {
                 // sysbench requires it even of a script with a thread_run of its own.
-                let name = super::command::script_name(&cmd.script.path);
+                let name = cmd.script.test_name();
                 return Err(EngineError::Driver(format!("cannot find the event() function in {name}")));
             }
             main.host.call(&main.thread, function, ()).await.map_err(|e| EngineError::Driver(failed(function, &e)))?;

@@ -159,7 +159,10 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
                 Some(n) if n != shared.driver_name => {
                     Err(mlua::Error::runtime(format!("invalid database driver name: '{n}'")))
                 }
-                _ => Ok(shared.driver_name),
+                _ => {
+                    (shared.driver_created)();
+                    Ok(shared.driver_name)
+                }
             }
         })?,
     )?;

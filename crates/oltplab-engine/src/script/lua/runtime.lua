@@ -49,8 +49,14 @@ typedef enum { SB_ARG_TYPE_NULL, SB_ARG_TYPE_BOOL, SB_ARG_TYPE_INT, SB_ARG_TYPE_
 -------------------------------------------------------------------------------------------
 -- sysbench.rand
 -------------------------------------------------------------------------------------------
+-- sysbench returns a uint64_t cdata; the engine gives the draw's two halves.
+local uint64_t = ffi.typeof("uint64_t")
+local function uniform_uint64()
+  local hi, lo = host.rand_uniform_uint64()
+  return uint64_t(hi) * 4294967296 + lo
+end
 local rand = namespace("sysbench.rand", {
-  uniform_uint64 = host.rand_uniform_uint64,
+  uniform_uint64 = uniform_uint64,
   default = host.rand_default,
   uniform = host.rand_uniform,
   gaussian = host.rand_gaussian,
@@ -491,7 +497,7 @@ local provided_c = {
   sb_event_stop = function(tid) host.event_stop(ctx_of[getfenv(0)], tid) end,
   sb_counter_inc = function(tid, counter) host.counter_inc(ctx_of[getfenv(0)], tid, counter) end,
   sb_counter_val = function(tid, counter) return host.counter_val(ctx_of[getfenv(0)], tid, counter) end,
-  sb_rand_uniform_uint64 = host.rand_uniform_uint64,
+  sb_rand_uniform_uint64 = uniform_uint64,
   sb_rand_default = host.rand_default,
   sb_rand_uniform = host.rand_uniform,
   sb_rand_gaussian = host.rand_gaussian,
