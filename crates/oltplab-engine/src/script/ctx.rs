@@ -44,6 +44,7 @@ pub struct StateShared {
     pub log: Output,
     pub rng: RefCell<Rng>,
     pub dists: Dists,
+    /// `sysbench.rand.unique()`'s sequence: one per run or command, as sysbench's per process.
     pub unique: Arc<UniqueSeq>,
     /// The driver's sysbench name: `mysql`, `pgsql` (or `sqlite`).
     pub driver_name: &'static str,
