@@ -7,6 +7,8 @@ sysbench 1.0's legacy API (docs/lua.md)."""
 import re
 from pathlib import Path
 
+import pytest
+
 from oltplab.servers import MariaDBServer, PostgresServer
 from tests.drivers.commands import sysbench_connection
 from tests.drivers.counters import mariadb_status
@@ -352,3 +354,20 @@ def test_an_error_that_is_not_a_restart_stops_the_run(tmp_path: Path) -> None:
     fatal = "FATAL: `thread_run' function failed: (not a string)"
     assert fatal in theirs.stdout.splitlines()
     assert ours.stderr.splitlines() == [fatal]
+
+
+@pytest.mark.parametrize(
+    ("function", "command"), [("thread_init", "run"), ("prepare", "prepare"), ("init", "run")]
+)
+def test_an_error_value_that_is_not_a_string_is_named_as_sysbench_names_it(
+    tmp_path: Path, function: str, command: str
+) -> None:
+    (tmp_path / "table.lua").write_text(f"function {function}()\n  error({{}})\nend\n"
+                                        "function event() end\n")  # fmt: skip
+    load = ["--events=1", "--time=0", command]
+    ours = sysbench_cmd("./table.lua", *load, cwd=tmp_path)
+    theirs = real("./table.lua", *load, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 1
+    fatal = f"FATAL: `{function}' function failed: (not a string)"
+    assert fatal in theirs.stdout.splitlines()
+    assert ours.stderr.splitlines()[0] == fatal

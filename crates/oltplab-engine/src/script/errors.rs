@@ -7,6 +7,11 @@ pub fn one_line(e: &mlua::Error) -> String {
     // LuaJIT appends the stack to an error raised from a coroutine; the first line says it all.
     let message = message.split("stack traceback:").next().unwrap_or_default();
     let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if is_value_address(&message) {
+        // An error value that is not a string (`error({})`): sysbench's C reads it with
+        // lua_tostring, which gives NULL, and prints this.
+        return "(not a string)".to_owned();
+    }
     match traceback.as_deref().and_then(script_frame) {
         Some(at) if !has_position(&message) => format!("{at}: {message}"),
         _ => message,
@@ -35,6 +40,15 @@ fn script_frame(traceback: &str) -> Option<String> {
     })
 }
 
+/// Whether a message is what Lua's tostring makes of a table, function, userdata or coroutine
+/// (`table: 0x55d0c8a1b2c0`): mlua's text for an error value that is none of string or number.
+fn is_value_address(message: &str) -> bool {
+    let Some((kind, address)) = message.split_once(": 0x") else { return false };
+    ["table", "function", "userdata", "thread"].contains(&kind)
+        && !address.is_empty()
+        && address.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Whether a message starts with `something:123:`.
 fn has_position(message: &str) -> bool {
     let mut parts = message.splitn(3, ':');
@@ -51,6 +65,15 @@ mod tests {
         assert!(has_position("./x.lua:3: attempt to index local 'x' (a nil value)"));
         assert!(!has_position("SQL error, errno = 1146"));
         assert!(!has_position("cannot bind a table: to this"));
+    }
+
+    #[test]
+    fn an_error_value_that_is_not_a_string_reads_as_in_sysbench() {
+        assert!(is_value_address("table: 0x7f5480034b60"));
+        assert!(!is_value_address("table: 0x7f54 is odd"));
+        assert!(!is_value_address("./x.lua:3: table: 0xzz"));
+        let e = mlua::Error::RuntimeError("table: 0x7f5480034b60".into());
+        assert_eq!(one_line(&e), "(not a string)");
     }
 
     #[test]

@@ -887,9 +887,7 @@ function M.run_thread(env, tid)
             hook(ret)
           end
         else
-          -- sysbench's C prints what lua_tostring makes of it: a table says "(not a string)".
-          local t = type(ret)
-          error((t == "string" or t == "number") and ret or "(not a string)", 0)
+          error(ret, 0)
         end
       end
     until ok
