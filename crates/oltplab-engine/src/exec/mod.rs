@@ -22,6 +22,6 @@ mod worker;
 pub use prepare::{check, cleanup, prepare};
 pub use progress::{LogLevel, Progress, Sink};
 pub use run::{run, run_on_threads, run_resolved};
-pub use runtime::{build_runtime, engine_threads, shared_state_threads, workers_for};
+pub use runtime::{build_runtime, engine_threads, workers_for};
 pub use spec::{LoadShape, Resolved, Spec};
 pub use stop::Stop;

@@ -46,13 +46,6 @@ pub fn engine_threads(connections: usize) -> usize {
     overridden(connections).unwrap_or_else(|| workers_for(cores(), connections))
 }
 
-/// The engine threads for a script's run: one per 4 cores whatever the connections, since the
-/// per-thread state is the script's to share (a LuaJIT state, `sysbench.rand.unique`'s sequence:
-/// docs/lua.md). `TOKIO_WORKER_THREADS` overrides it.
-pub fn shared_state_threads(connections: usize) -> usize {
-    overridden(connections).unwrap_or_else(|| per_cores(cores()).min(connections).max(1))
-}
-
 /// The recorder shards for `threads` engine threads: one per thread, but at most one per 4
 /// cores (threads beyond share them, dealt round-robin). A shard's histograms become resident
 /// in full at their first reset (264 KiB each: a reset writes every bucket), so a shard per

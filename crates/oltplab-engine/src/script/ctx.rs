@@ -5,6 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::db::QueryClass;
 use crate::driver::Target;
@@ -43,9 +44,12 @@ pub struct StateShared {
     pub log: Output,
     pub rng: RefCell<Rng>,
     pub dists: Dists,
-    pub unique: Rc<UniqueSeq>,
+    /// `sysbench.rand.unique()`'s sequence: one per run or command, as sysbench's per process.
+    pub unique: Arc<UniqueSeq>,
     /// The driver's sysbench name: `mysql`, `pgsql` (or `sqlite`).
     pub driver_name: &'static str,
+    /// Called when the script creates the driver: sends [`crate::exec::Progress::SqlDriver`] once.
+    pub driver_created: Rc<dyn Fn()>,
 }
 
 /// sysbench.rand's distributions: `--rand-type`'s for `default`, and each one by name with the

@@ -5,13 +5,12 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::command::{load, option_values, state_shared};
+use super::command::{load, option_values, state_shared, unique};
 use super::ctx::{LocalFuture, Pacer};
 use super::errors::one_line;
 use super::CommandSpec;
 use crate::error::{EngineError, Result};
 use crate::exec::{Sink, Stop};
-use crate::rand::UniqueSeq;
 use crate::stats::Tally;
 
 /// What a harness run counted.
@@ -100,8 +99,7 @@ async fn run_local(spec: &CommandSpec, max_events: u64, max_time: Duration, sink
         counts: RefCell::new(Counts { per_thread: vec![0; threads], ..Counts::default() }),
         stop: stop.clone(),
     });
-    let unique = Rc::new(UniqueSeq::new(options.uint("rand_seed")));
-    let shared = state_shared(&target, &options, Rc::clone(&pacer) as Rc<dyn Pacer>, sink, 0, unique)?;
+    let shared = state_shared(&target, &options, Rc::clone(&pacer) as Rc<dyn Pacer>, sink, 0, unique(&options))?;
     // Thread 0's environment doubles as sysbench's main state (init, done).
     let main = load(spec, Rc::clone(&shared), 0, None).await?;
     let values = option_values(spec, main.description.options.as_deref(), &options)?;

@@ -45,10 +45,10 @@ impl Host {
         // run here is the user's own script, with the rights sysbench would give it.
         #[allow(unsafe_code)]
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
+        let host = lua.create_table().map_err(internal)?;
+        register(&lua, &host, &shared).map_err(internal)?;
         lua.set_app_data(shared);
         lua.set_app_data(Pending::default());
-        let host = lua.create_table().map_err(internal)?;
-        register(&lua, &host).map_err(internal)?;
         super::sql::register(&lua, &host).map_err(internal)?;
         let info = lua.create_table().map_err(internal)?;
         let set = || -> mlua::Result<()> {
@@ -172,13 +172,30 @@ fn internal(e: mlua::Error) -> EngineError {
 
 /// The engine functions every state has: the event loop, counters, sleeps, output, random
 /// numbers and the compiler of script files.
-fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
+fn register(lua: &Lua, host: &Table, state: &Rc<StateShared>) -> mlua::Result<()> {
     let ctx_of =
         |ud: &mlua::AnyUserData| -> mlua::Result<Rc<ThreadCtx>> { Ok(Rc::clone(&ud.borrow::<CtxHandle>()?.0)) };
     set_async(lua, host, "more_events", |_, (ud, _tid): (mlua::AnyUserData, LuaValue)| async move {
         let ctx = Rc::clone(&ud.borrow::<CtxHandle>()?.0);
         ctx.flush_outside();
         Ok(ctx.shared.pacer.more_events(ctx.tid).await)
+    })?;
+    // sysbench's loop in one crossing per event: the previous event's stop (when one ran), the
+    // wait for the next, its start (sb_event_stop, sb_more_events, sb_event_start).
+    set_async(lua, host, "next_event", |_, (ud, _tid, stop_previous): (mlua::AnyUserData, LuaValue, bool)| {
+        let ctx = ud.borrow::<CtxHandle>().map(|h| Rc::clone(&h.0));
+        if let (Ok(ctx), true) = (&ctx, stop_previous) {
+            ctx.event_stop(); // now: the event's time ends here, not when the coroutine yields
+        }
+        async move {
+            let ctx = ctx?;
+            ctx.flush_outside();
+            let more = ctx.shared.pacer.more_events(ctx.tid).await;
+            if more {
+                ctx.event_start();
+            }
+            Ok(more)
+        }
     })?;
     host.set(
         "event_start",
@@ -255,7 +272,7 @@ fn register(lua: &Lua, host: &Table) -> mlua::Result<()> {
             Err(e) => Ok((None, Some(format!("cannot open {path}: {e}")))),
         })?,
     )?;
-    super::rand::register(lua, host)
+    super::rand::register(lua, host, state)
 }
 
 /// Where `require` looks: sysbench's search path (the current directory, those of `LuaRocks`, the system's

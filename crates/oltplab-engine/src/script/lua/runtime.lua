@@ -49,8 +49,14 @@ typedef enum { SB_ARG_TYPE_NULL, SB_ARG_TYPE_BOOL, SB_ARG_TYPE_INT, SB_ARG_TYPE_
 -------------------------------------------------------------------------------------------
 -- sysbench.rand
 -------------------------------------------------------------------------------------------
+-- sysbench returns a uint64_t cdata; the engine gives the draw's two halves.
+local uint64_t = ffi.typeof("uint64_t")
+local function uniform_uint64()
+  local hi, lo = host.rand_uniform_uint64()
+  return uint64_t(hi) * 4294967296 + lo
+end
 local rand = namespace("sysbench.rand", {
-  uniform_uint64 = host.rand_uniform_uint64,
+  uniform_uint64 = uniform_uint64,
   default = host.rand_default,
   uniform = host.rand_uniform,
   gaussian = host.rand_gaussian,
@@ -126,7 +132,9 @@ local function failed(con, query, class, errno, state, message)
   error(format("SQL error, errno = %d, state = '%s': %s", errno, state, message), caller_level())
 end
 
--- What a statement answered: a result table for a result set, nil otherwise.
+-- What a statement answered: the connection's result set for a result set, nil otherwise. A
+-- connection has one result set, which its next statement reuses, as sysbench's has (its `rs`:
+-- a result is read before the next statement): no garbage per statement for the collector.
 local function answer(con, query, nrows, nfields, rows, class, errno, state, message)
   if class ~= nil then
     return failed(con, query, class, errno, state, message)
@@ -134,7 +142,13 @@ local function answer(con, query, nrows, nfields, rows, class, errno, state, mes
   if rows == nil then
     return nil
   end
-  return setmetatable({ nrows = nrows, nfields = nfields, _rows = rows, _next = 1 }, result_mt)
+  local rs = con._rs
+  if not rs then
+    rs = setmetatable({ nrows = 0, nfields = 0, _rows = false, _next = 1 }, result_mt)
+    con._rs = rs
+  end
+  rs.nrows, rs.nfields, rs._rows, rs._next = nrows, nfields, rows, 1
+  return rs
 end
 
 local function new_driver(sb, name)
@@ -145,7 +159,7 @@ end
 function driver_methods.connect(self)
   local _, ctx = here()
   local h = host.connect(ctx)
-  return setmetatable({ _h = h, _sysbench = self._sysbench, _driver = self }, connection_mt)
+  return setmetatable({ _h = h, _sysbench = self._sysbench, _driver = self, _rs = false }, connection_mt)
 end
 
 function driver_methods.name(self)
@@ -483,7 +497,7 @@ local provided_c = {
   sb_event_stop = function(tid) host.event_stop(ctx_of[getfenv(0)], tid) end,
   sb_counter_inc = function(tid, counter) host.counter_inc(ctx_of[getfenv(0)], tid, counter) end,
   sb_counter_val = function(tid, counter) return host.counter_val(ctx_of[getfenv(0)], tid, counter) end,
-  sb_rand_uniform_uint64 = host.rand_uniform_uint64,
+  sb_rand_uniform_uint64 = uniform_uint64,
   sb_rand_default = host.rand_default,
   sb_rand_uniform = host.rand_uniform,
   sb_rand_gaussian = host.rand_gaussian,
@@ -857,10 +871,11 @@ function M.run_thread(env, tid)
     return own(tid)
   end
   local ctx = ctx_of[env]
-  local more, start, stop = host.more_events, host.event_start, host.event_stop
+  local next_event = host.next_event -- sb_event_stop (after the first), sb_more_events, sb_event_start
   local hooks = env.sysbench.hooks
-  while more(ctx, tid) do
-    start(ctx, tid)
+  local ran = false
+  while next_event(ctx, tid, ran) do
+    ran = true
     local ok, ret
     repeat
       ok, ret = pcall(env.event, tid)
@@ -877,9 +892,8 @@ function M.run_thread(env, tid)
       end
     until ok
     if ret then
-      break
+      break -- without sb_event_stop, as sysbench's loop
     end
-    stop(ctx, tid)
   end
 end
 
