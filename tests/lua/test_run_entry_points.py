@@ -1,5 +1,5 @@
 """Scripts of our own through `oltplab sysbench SCRIPT.lua run`, each entry point against the
-real sysbench 1.0.20 running the same file on the same MariaDB: per-thread globals,
+real sysbench 1.0.20 running the same file on the same MariaDB or PostgreSQL: per-thread globals,
 `thread_run` with sysbench's ffi event calls and `ffi.C.usleep`, `sb_counter_inc`, ignorable
 errors restarting events through the hooks, a fatal SQL error, a Lua error naming file:line,
 sysbench 1.0's legacy API (docs/lua.md)."""
@@ -7,14 +7,19 @@ sysbench 1.0's legacy API (docs/lua.md)."""
 import re
 from pathlib import Path
 
-from oltplab.servers import MariaDBServer
+from oltplab.servers import MariaDBServer, PostgresServer
+from tests.drivers.commands import sysbench_connection
 from tests.drivers.counters import mariadb_status
+from tests.lua.test_api_vs_sysbench import server
 from tests.lua.test_dropin_commands import real
 from tests.lua.test_dropin_run import report_counts, statements
 from tests.sysbench_compat.test_cli_sqlite import sysbench_cmd
 from tests.sysbench_compat.test_vs_sysbench import connection_options
 
+__all__ = ["server"]  # the fixture: MariaDB and PostgreSQL
+
 EVENTS = 12
+Server = MariaDBServer | PostgresServer
 
 # Each thread counts its own events in a global: sysbench's state per thread, oltplab's
 # environment per thread. thread_done prints the thread's count and its id.
@@ -61,7 +66,9 @@ function thread_init()
   con = sysbench.sql.driver():connect()
   failed, restarts = false, 0
 end
-sysbench.hooks.sql_error_ignorable = function(err) return err.sql_errno == 1146 end
+sysbench.hooks.sql_error_ignorable = function(err)
+  return err.sql_errno == 1146 or err.sql_state == "42P01"
+end
 sysbench.hooks.before_restart_event = function(err) restarts = restarts + 1 end
 function event()
   if not failed then
@@ -93,10 +100,10 @@ end
 
 
 def both(
-    tmp_path: Path, server: MariaDBServer, name: str, text: str, *options: str
+    tmp_path: Path, server: Server, name: str, text: str, *options: str
 ) -> tuple[list[str], list[str]]:
     (tmp_path / name).write_text(text)
-    load = [*connection_options(server.url), *options, "run"]
+    load = [*sysbench_connection(server.url, server.database), *options, "run"]
     ours = sysbench_cmd(f"./{name}", *load, cwd=tmp_path)
     theirs = real(f"./{name}", *load, cwd=tmp_path)
     assert ours.returncode == theirs.returncode == 0, ours.stderr + theirs.stdout
@@ -112,8 +119,8 @@ def lines_like(lines: list[str], pattern: str) -> list[str]:
     return sorted(line for line in lines if re.match(pattern, line))
 
 
-def test_each_thread_has_its_own_globals(tmp_path: Path, mariadb: MariaDBServer) -> None:
-    ours, theirs = both(tmp_path, mariadb, "globals.lua", GLOBALS, "--threads=3", "--time=1")
+def test_each_thread_has_its_own_globals(tmp_path: Path, server: Server) -> None:
+    ours, theirs = both(tmp_path, server, "globals.lua", GLOBALS, "--threads=3", "--time=1")
     mine = lines_like(ours, r"thread \d ran \d+$")
     assert [line.split(" ran ")[0] for line in mine] == ["thread 0", "thread 1", "thread 2"]
     # sysbench's print of threads at once may share a line.
@@ -123,19 +130,17 @@ def test_each_thread_has_its_own_globals(tmp_path: Path, mariadb: MariaDBServer)
     assert sum(int(line.split(" ran ")[1]) for line in mine) == events
 
 
-def test_thread_run_drives_events_through_ffi(tmp_path: Path, mariadb: MariaDBServer) -> None:
+def test_thread_run_drives_events_through_ffi(tmp_path: Path, server: Server) -> None:
     events = f"--events={EVENTS}"
-    ours, _ = both(tmp_path, mariadb, "loop.lua", THREAD_RUN, "--threads=2", events, "--time=0")
+    ours, _ = both(tmp_path, server, "loop.lua", THREAD_RUN, "--threads=2", events, "--time=0")
     assert report_counts("\n".join(ours))["write"] == EVENTS  # sb_counter_inc's
 
 
-def test_ignorable_errors_restart_the_event_after_the_hook(
-    tmp_path: Path, mariadb: MariaDBServer
-) -> None:
+def test_ignorable_errors_restart_the_event_after_the_hook(tmp_path: Path, server: Server) -> None:
     # A second rather than a few events: with --events, sysbench's other thread can take them
     # all before this one starts, and a thread that never runs an event never restarts one.
     ours, theirs = both(
-        tmp_path, mariadb, "restart.lua", RESTART, "--threads=2", "--events=0", "--time=1"
+        tmp_path, server, "restart.lua", RESTART, "--threads=2", "--events=0", "--time=1"
     )
     restarted = ["thread 0 restarted 1", "thread 1 restarted 1"]
     # sysbench's print of two threads at once may share a line.
@@ -146,22 +151,32 @@ def test_ignorable_errors_restart_the_event_after_the_hook(
     assert ignored == [["ignored", "errors:", "2"]] * 2
 
 
-def test_a_fatal_sql_error_stops_the_run(tmp_path: Path, mariadb: MariaDBServer) -> None:
+FATAL_LINES = {
+    "mysql": [
+        "FATAL: mysql_drv_query() returned error 1146 (Table 'sbtest.no_such_table' doesn't "
+        "exist) for query 'SELECT * FROM no_such_table'",
+        "FATAL: `thread_run' function failed: ./fatal.lua:6: SQL error, errno = 1146, "
+        "state = '42S02': Table 'sbtest.no_such_table' doesn't exist",
+    ],
+    "postgresql": [
+        'FATAL: PQexec() failed: 7 relation "no_such_table" does not exist',
+        "FATAL: failed query was: SELECT * FROM no_such_table",
+        "FATAL: `thread_run' function failed: ./fatal.lua:6: SQL error, errno = 0, "
+        """state = '42P01': relation "no_such_table" does not exist""",
+    ],
+}
+
+
+def test_a_fatal_sql_error_stops_the_run(tmp_path: Path, server: Server) -> None:
     (tmp_path / "fatal.lua").write_text(FATAL)
-    load = [*connection_options(mariadb.url), "--events=5", "--time=0", "run"]
+    load = [*sysbench_connection(server.url, server.database), "--events=5", "--time=0", "run"]
     ours = sysbench_cmd("./fatal.lua", *load, cwd=tmp_path)
     theirs = real("./fatal.lua", *load, cwd=tmp_path)
-    assert ours.returncode == theirs.returncode != 0
-    # MySQL's SQLSTATE ('42S02') is not in oltplab's message: docs/lua.md's differences.
-    failed = (
-        "FATAL: `thread_run' function failed: ./fatal.lua:6: SQL error, errno = 1146, state = '"
-    )
-    table = "': Table 'sbtest.no_such_table' doesn't exist"
-    driver = "FATAL: mysql_drv_query() returned error 1146 (Table 'sbtest.no_such_table' doesn't "
-    for line in (failed, table, driver):
-        assert line in theirs.stdout
-        assert line in ours.stderr
-    assert "Traceback" not in ours.stderr
+    assert ours.returncode == theirs.returncode == 1
+    expected = FATAL_LINES[server.url.split(":")[0]]
+    # sysbench prints its FATAL lines on stdout; oltplab's drop-in, on stderr.
+    assert [line for line in theirs.stdout.splitlines() if line.startswith("FATAL")] == expected
+    assert ours.stderr.splitlines() == expected
 
 
 def test_a_lua_error_names_the_file_and_line(tmp_path: Path, mariadb: MariaDBServer) -> None:
@@ -263,11 +278,12 @@ end
 def test_init_and_done_run_around_the_run_as_in_sysbench(
     tmp_path: Path, mariadb: MariaDBServer
 ) -> None:
-    # --time: the report is not compared (sysbench prints no SQL statistics for a run that
-    # sent no statement; oltplab prints them as zeros).
+    # --time: the SQL statistics are not compared: a script that never creates the SQL driver
+    # has none, as in sysbench (tests/lua/test_no_sql.py).
     ours, theirs = both(
         tmp_path, mariadb, "id.lua", INIT_DONE, "--threads=2", "--events=5", "--time=9"
     )
+    assert "SQL statistics:" not in "\n".join(ours + theirs)
     mine = lines_like(ours, "(init|argv|done): ")
     assert mine == lines_like(theirs, "(init|argv|done): ")
     assert "init: run 1.0.20 2" in mine

@@ -50,6 +50,7 @@ fn spec(path: &str, command: &str, db: &str, threads: u64, args: &[(&str, Option
     CommandSpec {
         script: ScriptSpec {
             path: path.to_owned(),
+            name: None,
             command: Some(command.to_owned()),
             argv: vec!["sysbench".into(), path.to_owned(), command.to_owned()],
             args: args.iter().map(|(n, v)| ((*n).to_owned(), v.map(str::to_owned))).collect::<BTreeMap<_, _>>(),

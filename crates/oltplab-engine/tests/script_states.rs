@@ -62,3 +62,15 @@ fn the_run_collects_sooner_unless_the_script_chose() {
         assert_eq!(result.measured.transactions, 40);
     }
 }
+
+/// What `thread_init` leaves behind is collected before the first event, in a full cycle that
+/// starts the run's pause at the live data (the cycle under way would let the heap double).
+#[test]
+fn thread_init_garbage_is_collected_before_the_run() {
+    let script = "function thread_init()\n  local junk = {}\n  for i = 1, 100000 do junk[i] = { i } end\nend\n\
+                  function event()\n  local kb = collectgarbage('count')\n  \
+                  if kb > 4096 then error('the heap holds ' .. kb .. ' KB') end\nend\n";
+    let result = run("init_garbage", script, 4, 8);
+    assert_eq!(result.facts.error, None);
+    assert_eq!(result.measured.transactions, 8);
+}

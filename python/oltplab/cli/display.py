@@ -43,13 +43,16 @@ class RunDisplay:
         header: str | None = None,
         summary: bool = True,
         replaced: frozenset[str] = frozenset(),
+        sql: bool = True,
     ) -> None:
         """`options`: every option value (Catalog.resolve), for the preamble and the lines.
 
         `status` None draws no status line; `header` replaces the preamble's first line
         (oltplab's banner); `summary` False prints sysbench's report without oltplab's;
         `replaced`: the sysbench report hooks a script sets (`report_intermediate`: no interval
-        lines; `report_cumulative`: no final report), which print their own.
+        lines; `report_cumulative`: no final report), which print their own. `sql` False: a
+        script's run, which reports SQL statistics once it creates sysbench's SQL driver (the
+        "sql_driver" event), as sysbench does.
         """
         self._out = out
         self._status = status
@@ -66,6 +69,7 @@ class RunDisplay:
         self._rand_seed = int(_float(options.get("rand_seed")))
         self._decimals = sysbench_text.timestamp_decimals(self._report_interval_s)
         self._errors = 0
+        self._sql = sql
 
     def _print(self, text: str) -> None:
         if self._status is not None:
@@ -92,6 +96,8 @@ class RunDisplay:
             self._on_interval(event)
         elif kind == "message":
             self._print(f"{event['text']}\n")
+        elif kind == "sql_driver":
+            self._sql = True
 
     def _on_interval(self, event: Json) -> None:
         row = IntervalRow.from_event(event)
@@ -100,7 +106,11 @@ class RunDisplay:
         if ri > 0 and row.interval_s >= _PRINTED_SHARE * ri and self._interval_lines:
             pct_ms = (event.get("latency_ns") or {}).get("pct", 0) / NS_PER_MS
             line = sysbench_text.interval_line(
-                row, percentile=self._percentile, latency_pct_ms=pct_ms, decimals=self._decimals
+                row,
+                percentile=self._percentile,
+                latency_pct_ms=pct_ms,
+                decimals=self._decimals,
+                sql=self._sql,
             )
             if self._open_loop:
                 in_flight = int(event.get("in_flight", 0))
@@ -122,7 +132,7 @@ class RunDisplay:
                 text += sysbench_text.histogram_block(doc.summary.histogram_ms)
             if self._final_report:
                 stats = sysbench_text.CumulativeStats.from_manifest(doc)
-                text += sysbench_text.final_report(stats)
+                text += sysbench_text.final_report(stats, sql=self._sql)
         if self._summary:
             text += oltplab_text.summary_text(doc, result.path)
         self._print(text)

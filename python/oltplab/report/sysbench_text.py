@@ -53,13 +53,23 @@ def preamble(
 
 
 def interval_line(
-    row: IntervalRow, *, percentile: float, latency_pct_ms: float, decimals: int = 0
+    row: IntervalRow,
+    *,
+    percentile: float,
+    latency_pct_ms: float,
+    decimals: int = 0,
+    sql: bool = True,
 ) -> str:
-    """db_report_intermediate's line, without the trailing newline."""
+    """db_report_intermediate's line, without the trailing newline; `sql` False:
+    sb_report_intermediate's, for a script that never created the SQL driver."""
+    at = f"[ {row.t_s:.{decimals}f}s ] thds: {row.threads}"
+    latency = f"lat (ms,{_number(percentile)}%): {latency_pct_ms:4.2f}"
+    if not sql:
+        return f"{at} eps: {row.tps:4.2f} {latency}"
     return (
-        f"[ {row.t_s:.{decimals}f}s ] thds: {row.threads} tps: {row.tps:4.2f} "
+        f"{at} tps: {row.tps:4.2f} "
         f"qps: {row.qps:4.2f} (r/w/o: {row.reads_per_s:4.2f}/{row.writes_per_s:4.2f}/"
-        f"{row.other_per_s:4.2f}) lat (ms,{_number(percentile)}%): {latency_pct_ms:4.2f} "
+        f"{row.other_per_s:4.2f}) {latency} "
         f"err/s: {row.errors_per_s:4.2f} reconn/s: {row.reconnects_per_s:4.2f}"
     )
 
@@ -142,15 +152,16 @@ def _counter(label: str, count: int, seconds: float) -> str:
     return f"    {label + ':':<37}{count:<6d} ({rate:.2f} per sec.)"
 
 
-def final_report(s: CumulativeStats) -> str:
-    """db_report_cumulative + sb_report_cumulative."""
+def final_report(s: CumulativeStats, *, sql: bool = True) -> str:
+    """db_report_cumulative + sb_report_cumulative; `sql` False: the latter only, for a script
+    that never created the SQL driver."""
     queries = s.reads + s.writes + s.other
     if s.percentile > 0:
         ranked = [(s.percentile, s.latency_pct_ms), *s.more_percentiles]
         pct_line = "\n".join(f"{_number(r) + 'th percentile:':>25} {ms:27.2f}" for r, ms in ranked)
     else:
         pct_line = "         percentile stats:               disabled"
-    lines = [
+    sql_lines = [
         "SQL statistics:",
         "    queries performed:",
         f"        read:                            {s.reads}",
@@ -161,6 +172,9 @@ def final_report(s: CumulativeStats) -> str:
         _counter("queries", queries, s.time_interval_s),
         _counter("ignored errors", s.errors, s.time_interval_s),
         _counter("reconnects", s.reconnects, s.time_interval_s),
+    ]
+    lines = [
+        *(sql_lines if sql else []),
         "",
         "General statistics:",
         f"    total time:                          {s.time_total_s:.4f}s",

@@ -68,6 +68,7 @@ def _masked(arg: str) -> str:
 @dataclass(frozen=True)
 class ScriptInvocation:
     path: str  # as given, or as found on sysbench's Lua path
+    name: str  # the test as typed (`kv` for ./kv.lua found by name): sysbench's name for it
     command: str | None  # None: load the script and stop, as sysbench does
     options: dict[str, str]  # the catalogue's general options, for the engine
     connection: dict[str, str]  # --db-driver and --mysql-*/--pgsql-* (target.py)
@@ -96,7 +97,9 @@ class _ScriptCollector(_Collector):
             super().add(given)
 
 
-def parse_script_argv(args: Sequence[str], path: str, catalog: Catalog) -> ScriptInvocation:
+def parse_script_argv(
+    args: Sequence[str], test: str, path: str, catalog: Catalog
+) -> ScriptInvocation:
     defs = _general_defs(catalog)
 
     def is_bool(name: str) -> bool:
@@ -118,6 +121,7 @@ def parse_script_argv(args: Sequence[str], path: str, catalog: Catalog) -> Scrip
     collector.finish("")
     return ScriptInvocation(
         path=path,
+        name=test,
         command=positionals[1] if len(positionals) > 1 else None,
         options=collector.options,
         connection=collector.connection,
@@ -131,7 +135,8 @@ def parse_script_argv(args: Sequence[str], path: str, catalog: Catalog) -> Scrip
 
 def script_call(inv: ScriptInvocation) -> Json:
     """The engine's `script` document: which script, which command, its options as typed."""
-    return {"path": inv.path, "command": inv.command, "argv": inv.argv, "args": inv.args}
+    call = {"path": inv.path, "command": inv.command, "argv": inv.argv, "args": inv.args}
+    return call if inv.name == inv.path else {**call, "name": inv.name}
 
 
 def _spec(inv: ScriptInvocation) -> Json:

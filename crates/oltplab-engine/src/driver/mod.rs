@@ -27,6 +27,7 @@ pub use sqlite::SqliteConn;
 pub use tab_text::{int_bytes, push_int, TabRows};
 pub use target::{MysqlTarget, PostgresTarget, PsMode, SqliteTarget, Target, TargetOptions};
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::db::{DbResult, Dialect, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
@@ -73,7 +74,8 @@ impl Conn {
 
     /// Prepares one more statement, after those of [`Conn::prepare`] and earlier calls: a script
     /// prepares its statements one at a time. A reconnect prepares it again with the others.
-    pub async fn prepare_more(&mut self, sql: &str) -> DbResult<StmtId> {
+    /// The text is shared: thousands of connections prepare the same few (script/sql.rs).
+    pub async fn prepare_more(&mut self, sql: &Arc<str>) -> DbResult<StmtId> {
         match self {
             Conn::Sqlite(c) => c.prepare_more(sql).await,
             Conn::Mysql(c) => c.prepare_more(sql).await,

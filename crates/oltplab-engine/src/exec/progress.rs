@@ -34,6 +34,10 @@ pub enum Progress {
         planned_s: f64,
     },
     Interval(Box<IntervalReport>),
+    /// A script created sysbench's SQL driver (`sysbench.sql.driver()`, once per Lua state):
+    /// sysbench prints SQL statistics only then.
+    #[serde(rename = "sql_driver")]
+    SqlDriver,
 }
 
 /// How grave a [`Progress::Log`] line is: sysbench's `FATAL:` or `WARNING:`.

@@ -90,6 +90,13 @@ pub fn state_shared(
         },
         pareto: Distribution::pareto(options.float("rand_pareto_h")),
     };
+    let driver_sink = sink.clone();
+    let announced = std::cell::Cell::new(false);
+    let driver_created: Rc<dyn Fn()> = Rc::new(move || {
+        if !announced.replace(true) {
+            driver_sink.send(Progress::SqlDriver);
+        }
+    });
     Ok(Rc::new(StateShared {
         target: target.clone(),
         pacer,
@@ -102,6 +109,7 @@ pub fn state_shared(
             "fake" => "mysql",
             other => other,
         },
+        driver_created,
     }))
 }
 
@@ -303,12 +311,14 @@ pub fn command(spec: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<CommandOu
         Step::Done(ok) => Ok(CommandOutcome { command: name, ok }),
         Step::Parallel { threads } => {
             sink.send(Progress::Output { text: "Initializing worker threads...\n\n".into() });
+            let sequence = unique(&spec.resolve()?.0);
             let workers: Vec<_> = (0..threads)
                 .map(|tid| {
                     let (spec, sink, stop, name) = (spec.clone(), sink.clone(), stop.clone(), name.clone());
+                    let sequence = Arc::clone(&sequence);
                     std::thread::spawn(move || {
                         on_own_thread("oltplab-command", move || {
-                            Box::pin(async move { command_thread(&spec, &sink, &stop, tid, &name).await })
+                            Box::pin(async move { command_thread(&spec, &sink, &stop, tid, &name, sequence).await })
                         })
                     })
                 })
@@ -350,7 +360,7 @@ async fn main_thread(spec: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<Ste
             host.call_command(&thread, &name).await.map_err(|e| call_error("sysbench.cmdline.call_command", &e))?;
         return Ok(Step::Done(ok));
     }
-    let sname = script_name(&spec.script.path);
+    let sname = spec.script.test_name();
     match name.as_str() {
         "help" => {
             if description.functions.iter().any(|f| f == "help") {
@@ -374,18 +384,19 @@ async fn main_thread(spec: &CommandSpec, sink: &Sink, stop: &Stop) -> Result<Ste
 }
 
 /// One thread of a parallel custom command: a state of its own, sysbench.tid = `tid`.
-async fn command_thread(spec: &CommandSpec, sink: &Sink, stop: &Stop, tid: usize, name: &str) -> Result<bool> {
+async fn command_thread(
+    spec: &CommandSpec,
+    sink: &Sink,
+    stop: &Stop,
+    tid: usize,
+    name: &str,
+    sequence: Arc<UniqueSeq>,
+) -> Result<bool> {
     let (options, target) = spec.resolve()?;
-    let shared =
-        state_shared(&target, &options, Rc::new(CommandPacer { stop: stop.clone() }), sink, tid, unique(&options))?;
+    let shared = state_shared(&target, &options, Rc::new(CommandPacer { stop: stop.clone() }), sink, tid, sequence)?;
     let probe = load(spec, Rc::clone(&shared), tid, None).await?;
     let values = option_values(spec, probe.description.options.as_deref(), &options)?;
     probe.host.set_options(&values).map_err(|e| load_error(&e))?;
     probe.host.export_options(&probe.thread, probe.description.options.is_none()).map_err(|e| load_error(&e))?;
     probe.host.call_command(&probe.thread, name).await.map_err(|e| call_error("sysbench.cmdline.call_command", &e))
-}
-
-/// sysbench's short name of a test: the file name of its path.
-pub fn script_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }

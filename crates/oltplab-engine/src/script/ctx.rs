@@ -44,9 +44,12 @@ pub struct StateShared {
     pub log: Output,
     pub rng: RefCell<Rng>,
     pub dists: Dists,
+    /// `sysbench.rand.unique()`'s sequence: one per run or command, as sysbench's per process.
     pub unique: Arc<UniqueSeq>,
     /// The driver's sysbench name: `mysql`, `pgsql` (or `sqlite`).
     pub driver_name: &'static str,
+    /// Called when the script creates the driver: sends [`crate::exec::Progress::SqlDriver`] once.
+    pub driver_created: Rc<dyn Fn()>,
 }
 
 /// sysbench.rand's distributions: `--rand-type`'s for `default`, and each one by name with the

@@ -53,8 +53,11 @@ use crate::rand::rand_defs;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptSpec {
-    /// The path as the user gave it (messages name the script so).
+    /// The path as the user gave it, or as found on sysbench's search path.
     pub path: String,
+    /// The test as the user typed it, when that is not `path` (`kv`, found as ./kv.lua).
+    #[serde(default)]
+    pub name: Option<String>,
     /// `prepare`, `run`, `cleanup`, `help` or a custom command; None: none given.
     #[serde(default)]
     pub command: Option<String>,
@@ -65,6 +68,14 @@ pub struct ScriptSpec {
     /// `--skip-trx` is `"skip_trx": null`. The script's own and sysbench's general ones.
     #[serde(default)]
     pub args: BTreeMap<String, Option<String>>,
+}
+
+impl ScriptSpec {
+    /// sysbench's name for the test (help's heading, messages): the file name of what was typed.
+    pub fn test_name(&self) -> &str {
+        let typed = self.name.as_deref().unwrap_or(&self.path);
+        typed.rsplit('/').next().unwrap_or(typed)
+    }
 }
 
 /// What a script command needs besides the script: the general options and the target.

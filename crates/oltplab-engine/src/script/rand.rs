@@ -32,8 +32,11 @@ pub fn register(lua: &Lua, host: &Table, shared: &Rc<StateShared>) -> mlua::Resu
         Ok(rand_string(&mut s.rng.borrow_mut(), &fmt.to_str()?))
     })?;
     set(lua, host, "rand_uniform_double", shared, |s, ()| Ok(s.rng.borrow_mut().uniform_f64()))?;
-    // A Lua number holds 53 bits: the top ones of the 64-bit draw (sysbench returns a uint64 cdata).
-    set(lua, host, "rand_uniform_uint64", shared, |s, ()| Ok((s.rng.borrow_mut().next_u64() >> 11) as f64))
+    // The draw's high and low 32 bits: a Lua number holds 53, runtime.lua makes sysbench's uint64_t.
+    set(lua, host, "rand_uniform_uint64", shared, |s, ()| {
+        let v = s.rng.borrow_mut().next_u64();
+        Ok(((v >> 32) as u32, v as u32))
+    })
 }
 
 /// `host[name]`: `f` called with the state's shared data.

@@ -38,7 +38,7 @@ def _run_script(args: list[str]) -> int:
     replaced = report_hooks(script_spec(call, parsed.db, parsed.options))
     status = StatusLine(sys.stderr)
     effective = catalog.resolve_script(parsed.script, parsed.options)
-    display = RunDisplay(sys.stdout, status, effective, replaced=replaced)
+    display = RunDisplay(sys.stdout, status, effective, replaced=replaced, sql=False)
     show = script_printer(VERBOSITY_NOTICE)
 
     def on_event(event: Json) -> None:

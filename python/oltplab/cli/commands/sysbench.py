@@ -88,6 +88,7 @@ def run_with_report(how: _RunHow, db: str, args: list[str]) -> int:
         header=BANNER,
         summary=False,
         replaced=how.replaced,
+        sql=how.script is None,
     )
     extra = how.on_event
 
@@ -155,13 +156,15 @@ def _execute(inv: Invocation, catalog: Catalog, args: list[str]) -> int:
     return _prepare_or_cleanup(inv, db, options)
 
 
-def _script_named(args: list[str], catalog: Catalog) -> str | None:
-    """The Lua script the test names, if it names one (sysbench_compat/script.py)."""
+def _script_named(args: list[str], catalog: Catalog) -> tuple[str, str] | None:
+    """The test as typed and the Lua script it names, if it names one
+    (sysbench_compat/script.py)."""
     test = next((a for a in args if not a.startswith("--")), None)
     tests = [a.partition("=")[2] for a in args if a.startswith("--test=")]
     if tests:
         test = tests[-1]
-    return None if test is None else script_path(test, catalog)
+    path = None if test is None else script_path(test, catalog)
+    return None if test is None or path is None else (test, path)
 
 
 def main(args: list[str]) -> int:
@@ -172,9 +175,10 @@ def main(args: list[str]) -> int:
     if "--version" in args:
         print(BANNER)
         return exitcodes.OK
-    script = _script_named(args, catalog)
-    if script is not None:
-        sinv = parse_script_argv(args, script, catalog)
+    named = _script_named(args, catalog)
+    if named is not None:
+        test, script = named
+        sinv = parse_script_argv(args, test, script, catalog)
         announce_native(["oltplab", "sysbench"], args, script, catalog)
         if sinv.command == "run":
             return _run_script(sinv, catalog, args)

@@ -82,7 +82,7 @@ impl Session {
     /// round trip per connection instead of one per statement, which is most of the set-up of
     /// thousands of connections. The parameter and column definitions are read and dropped.
     /// On an error the statements prepared are closed, and the first error is returned.
-    pub async fn prepare_all(&mut self, sqls: &[String]) -> Result<Vec<Prepared>, Error> {
+    pub async fn prepare_all(&mut self, sqls: &[Arc<str>]) -> Result<Vec<Prepared>, Error> {
         for sql in sqls {
             let out = self.wire.command();
             out.push(COM_STMT_PREPARE);

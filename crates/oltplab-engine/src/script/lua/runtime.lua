@@ -61,8 +61,14 @@ local function draw(name)
   end
 end
 
+-- sysbench returns a uint64_t cdata; the engine gives the draw's two halves.
+local uint64_t = ffi.typeof("uint64_t")
+local function uniform_uint64()
+  local hi, lo = host.rand_uniform_uint64()
+  return uint64_t(hi) * 4294967296 + lo
+end
 local rand = namespace("sysbench.rand", {
-  uniform_uint64 = host.rand_uniform_uint64,
+  uniform_uint64 = uniform_uint64,
   default = draw("default"),
   uniform = draw("uniform"),
   gaussian = draw("gaussian"),
@@ -503,7 +509,7 @@ local provided_c = {
   sb_event_stop = function(tid) host.event_stop(ctx_of[getfenv(0)], tid) end,
   sb_counter_inc = function(tid, counter) host.counter_inc(ctx_of[getfenv(0)], tid, counter) end,
   sb_counter_val = function(tid, counter) return host.counter_val(ctx_of[getfenv(0)], tid, counter) end,
-  sb_rand_uniform_uint64 = host.rand_uniform_uint64,
+  sb_rand_uniform_uint64 = uniform_uint64,
   sb_rand_default = rand.default,
   sb_rand_uniform = rand.uniform,
   sb_rand_gaussian = rand.gaussian,
