@@ -76,3 +76,35 @@ def test_result_sets_and_sql_errors_read_as_in_sysbench(
     assert without_banner(ours.stdout) == said
     assert "nrows=0 nfields=2" in ours.stdout
     assert re.search(r"state = '\w{5}'", ours.stdout), ours.stdout
+
+
+ONE_RESULT_SET = """
+function event() end
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  local first = con:query("SELECT 1 AS a")
+  print(string.format("first: nrows=%d nfields=%d", first.nrows, first.nfields))
+  local second = con:query("SELECT 1 AS a, 2 AS b UNION ALL SELECT 3, 4")
+  print("the same result set:", first == second)
+  print(string.format("first now: nrows=%d nfields=%d", first.nrows, first.nfields))
+  local row = second:fetch_row()
+  print(row[1], row[2])
+  local other = sysbench.sql.driver():connect():query("SELECT 5 AS a")
+  print("another connection's too:", other == second)
+end
+"""
+
+
+def test_a_connection_has_one_result_set_as_in_sysbench(
+    tmp_path: Path, server: MariaDBServer | PostgresServer
+) -> None:
+    """A connection's next statement reuses its result set, as sysbench's connection has one
+    (oltplab reuses its table: no garbage per statement for the collector)."""
+    (tmp_path / "one.lua").write_text(ONE_RESULT_SET)
+    db = sysbench_connection(server.url, server.database)
+    theirs = real("./one.lua", *db, "prepare", cwd=tmp_path)
+    ours = sysbench_cmd("./one.lua", *db, "prepare", cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert without_banner(ours.stdout) == without_banner(theirs.stdout)
+    assert "the same result set:\ttrue" in ours.stdout
+    assert "first now: nrows=2 nfields=2" in ours.stdout

@@ -192,8 +192,9 @@ fn shared_state(
     engine_threads: usize,
 ) -> Shared {
     let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
+    let recorders = Recorders::new(recorder_shards(engine_threads), workload.kinds().len(), times.warmup_end.is_none());
     Shared {
-        recorders: Recorders::new(recorder_shards(engine_threads), workload.kinds().len(), times.warmup_end.is_none()),
+        recorders: if load.is_open_loop() { recorders } else { recorders.closed_loop() },
         stmt_kinds,
         deadline: times.deadline,
         schedule: load.is_open_loop().then(|| {

@@ -135,12 +135,23 @@ struct Shard {
 pub struct Recorders {
     shards: Vec<Mutex<Shard>>,
     kinds: usize,
+    /// Whether the service time is recorded: in an open loop only. In a closed loop it is the
+    /// response time, which nothing reads twice, and a histogram's record is a likely cache
+    /// miss (docs/performance-engine.md, "User space per statement").
+    service: bool,
 }
 
 impl Recorders {
     pub fn new(shards: usize, kinds: usize, measuring: bool) -> Self {
         let shard = || Mutex::new(Shard { snap: Snapshot::new(kinds), measuring });
-        Self { shards: (0..shards.max(1)).map(|_| shard()).collect(), kinds }
+        Self { shards: (0..shards.max(1)).map(|_| shard()).collect(), kinds, service: true }
+    }
+
+    /// The same, for a closed loop: the service time is not recorded.
+    #[must_use]
+    pub fn closed_loop(mut self) -> Self {
+        self.service = false;
+        self
     }
 
     /// The shard a connection records into.
@@ -176,7 +187,9 @@ impl Recorders {
             c.saturated += 1;
         }
         s.transactions.saturating_record(latency_ns);
-        s.service.saturating_record(timing.service_ns);
+        if self.service {
+            s.service.saturating_record(timing.service_ns);
+        }
         for &(kind, ns) in stmt_latencies_ns {
             s.kinds[kind].saturating_record(ns);
         }
@@ -251,6 +264,19 @@ mod tests {
         let again = r.drain(false);
         assert_eq!(again.counts.transactions, 0);
         assert_eq!(again.transactions.len(), 0);
+    }
+
+    #[test]
+    fn a_closed_loop_records_no_service_time() {
+        let timing = EventTiming { response_ns: 5_000, service_ns: 5_000, lag_ns: 0, client_lag_ns: 0 };
+        let (open, closed) = (Recorders::new(1, 1, true), Recorders::new(1, 1, true).closed_loop());
+        for r in [&open, &closed] {
+            r.record_event(0, timing, Tally::default(), &[(0, 4_000)]);
+        }
+        let (open, closed) = (open.drain(false), closed.drain(false));
+        assert_eq!((open.transactions.len(), open.service.len(), open.kinds[0].len()), (1, 1, 1));
+        assert_eq!((closed.transactions.len(), closed.service.len(), closed.kinds[0].len()), (1, 0, 1));
+        assert_eq!(closed.counts.latency_sum_ns, 5_000);
     }
 
     #[test]

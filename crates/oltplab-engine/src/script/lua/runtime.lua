@@ -49,6 +49,18 @@ typedef enum { SB_ARG_TYPE_NULL, SB_ARG_TYPE_BOOL, SB_ARG_TYPE_INT, SB_ARG_TYPE_
 -------------------------------------------------------------------------------------------
 -- sysbench.rand
 -------------------------------------------------------------------------------------------
+-- The draws in [a, b] are C functions of the engine (script/rand.rs) called through the ffi,
+-- as sysbench's scripts call sysbench's (`uint32_t sb_rand_uniform(uint32_t, uint32_t)`):
+-- LuaJIT compiles these calls, and converts the arguments as sysbench's ffi calls do.
+local draw_t = ffi.typeof("uint32_t (*)(const void *, uint32_t, uint32_t)")
+local rand_state = ffi.cast("const void *", host.rand_state)
+local function draw(name)
+  local f = ffi.cast(draw_t, host.rand_draws[name])
+  return function(a, b)
+    return f(rand_state, a, b)
+  end
+end
+
 -- sysbench returns a uint64_t cdata; the engine gives the draw's two halves.
 local uint64_t = ffi.typeof("uint64_t")
 local function uniform_uint64()
@@ -57,11 +69,11 @@ local function uniform_uint64()
 end
 local rand = namespace("sysbench.rand", {
   uniform_uint64 = uniform_uint64,
-  default = host.rand_default,
-  uniform = host.rand_uniform,
-  gaussian = host.rand_gaussian,
-  special = host.rand_special,
-  pareto = host.rand_pareto,
+  default = draw("default"),
+  uniform = draw("uniform"),
+  gaussian = draw("gaussian"),
+  special = draw("special"),
+  pareto = draw("pareto"),
   unique = host.rand_unique,
   string = host.rand_string,
   uniform_double = host.rand_uniform_double,
@@ -498,11 +510,11 @@ local provided_c = {
   sb_counter_inc = function(tid, counter) host.counter_inc(ctx_of[getfenv(0)], tid, counter) end,
   sb_counter_val = function(tid, counter) return host.counter_val(ctx_of[getfenv(0)], tid, counter) end,
   sb_rand_uniform_uint64 = uniform_uint64,
-  sb_rand_default = host.rand_default,
-  sb_rand_uniform = host.rand_uniform,
-  sb_rand_gaussian = host.rand_gaussian,
-  sb_rand_special = host.rand_special,
-  sb_rand_pareto = host.rand_pareto,
+  sb_rand_default = rand.default,
+  sb_rand_uniform = rand.uniform,
+  sb_rand_gaussian = rand.gaussian,
+  sb_rand_special = rand.special,
+  sb_rand_pareto = rand.pareto,
   sb_rand_unique = host.rand_unique,
   sb_rand_uniform_double = host.rand_uniform_double,
   sb_rand_str = function(fmt, buf)
