@@ -61,6 +61,12 @@ impl Drop for SoleConnection {
     }
 }
 
+/// Whether this thread's one connection waits for its replies in `poll(2)`: its operations are
+/// then usually done in their first poll.
+pub fn sole_connection() -> bool {
+    SOLE.with_borrow(Option::is_some)
+}
+
 /// Reads what arrives on `socket` into `buf`'s spare capacity (grown if it has none), waiting in
 /// `poll(2)`: `None` when this thread has other connections, or the doorbell rang, and the caller
 /// then awaits the runtime's readiness. The socket stays registered with the runtime, whose
