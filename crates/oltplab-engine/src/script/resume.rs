@@ -7,7 +7,7 @@
 //! and the function returns its outcome (`true, values...` or `false, message`, which
 //! runtime.lua's wrapper raises at the script's line) without a yield. Otherwise, or when the
 //! operation is not ready (the next event, a sleep, a stop ringing the doorbell), it leaves the
-//! operation in the state's [`Pending`] slot and returns nothing; the wrapper then yields, and
+//! operation in the state's [`Pending`] slot and returns nil; the wrapper then yields, and
 //! [`drive`], which resumed the coroutine, awaits the operation and resumes the coroutine with
 //! its outcome. mlua's `create_async_function` costs a boxed future and a userdata per call, two
 //! protected C calls to poll it and a table for more than two results (docs/lua.md, "Cost").
@@ -44,14 +44,13 @@ impl Pending {
     }
 }
 
-/// What a host function returns to its wrapper: the outcome when the operation is done.
-fn outcome(lua: &Lua, done: mlua::Result<MultiValue>) -> mlua::Result<MultiValue> {
+/// An operation's outcome as its wrapper receives it: `true, values...`, or `false, message`.
+/// A tuple, which mlua pushes value by value (a `MultiValue` with `true` put in front would be
+/// grown, a copy per call).
+fn outcome(lua: &Lua, done: mlua::Result<MultiValue>) -> mlua::Result<(bool, MultiValue)> {
     match done {
-        Ok(mut values) => {
-            values.push_front(mlua::Value::Boolean(true));
-            Ok(values)
-        }
-        Err(e) => (false, one_line(&e)).into_lua_multi(lua),
+        Ok(values) => Ok((true, values)),
+        Err(e) => Ok((false, one_line(&e).into_lua_multi(lua)?)),
     }
 }
 
@@ -83,11 +82,12 @@ where
         // poll, which is `drive`'s with the task's own, and keeps readiness that came between.
         if reply_wait::sole_connection() {
             if let Poll::Ready(done) = op.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                return outcome(lua, done);
+                let (ok, values) = outcome(lua, done)?;
+                return Ok((Some(ok), values));
             }
         }
         *pending.0.borrow_mut() = Some(op);
-        Ok(MultiValue::new())
+        Ok((None, MultiValue::new())) // nil: the wrapper yields
     })?;
     started.set(name, start)
 }

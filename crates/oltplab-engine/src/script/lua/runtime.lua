@@ -115,8 +115,8 @@ end
 
 -- The engine's asynchronous functions (`host.started`, script/resume.rs) start their operation
 -- and return its outcome when it is done at once: `true, results...`, or `false, message` for
--- an error of the script's line. They return nothing when it is not: the coroutine then yields
--- to the engine, which awaits the operation and resumes it with that outcome.
+-- an error of the script's line. They return nil when it is not: the coroutine then yields to
+-- the engine, which awaits the operation and resumes it with that outcome.
 local yield = G.coroutine.yield
 local function resumed(ok, ...)
   if ok then
