@@ -9,7 +9,7 @@ use mlua::{Function, Lua, LuaOptions, MultiValue, ObjectLike, StdLib, Table, Val
 
 use super::ctx::{shared, CtxHandle, StateShared, ThreadCtx};
 use super::errors::one_line;
-use super::resume::{drive, set_async, Pending};
+use super::resume::{drive, set_async};
 use crate::error::{EngineError, Result};
 
 const RUNTIME: &str = include_str!("lua/runtime.lua");
@@ -48,7 +48,6 @@ impl Host {
         let host = lua.create_table().map_err(internal)?;
         register(&lua, &host, &shared).map_err(internal)?;
         lua.set_app_data(shared);
-        lua.set_app_data(Pending::default());
         super::sql::register(&lua, &host).map_err(internal)?;
         let info = lua.create_table().map_err(internal)?;
         let set = || -> mlua::Result<()> {

@@ -114,19 +114,22 @@ local function caller_level()
 end
 
 -- The engine's asynchronous functions (`host.started`, script/resume.rs) start their operation
--- and return; the coroutine then yields to the engine, which awaits the operation and resumes
--- it with `true, results...`, or `false, message` for an error of the script's line.
+-- and return its outcome when it is done at once: `true, results...`, or `false, message` for
+-- an error of the script's line. They return nil when it is not: the coroutine then yields to
+-- the engine, which awaits the operation and resumes it with that outcome.
 local yield = G.coroutine.yield
 local function resumed(ok, ...)
   if ok then
     return ...
   end
+  if ok == nil then
+    return resumed(yield())
+  end
   error((...), caller_level())
 end
 for name, start in G.pairs(host.started) do
   host[name] = function(...)
-    start(...)
-    return resumed(yield())
+    return resumed(start(...))
   end
 end
 
