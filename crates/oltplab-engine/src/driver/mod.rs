@@ -10,6 +10,7 @@ mod postgres;
 pub mod reply_wait;
 mod sqlite;
 mod sqlite_queue;
+mod stream;
 mod tab_text;
 mod target;
 mod tls;

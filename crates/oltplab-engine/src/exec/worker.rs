@@ -28,7 +28,9 @@ pub struct Shared {
     pub max_events: u64,
     pub events_started: AtomicU64,
     pub running: AtomicUsize,
-    /// Connections inside an event right now (sysbench's "concurrency" in rate mode).
+    /// Open loop: connections inside an event right now (sysbench's "concurrency", which it
+    /// counts in rate mode only). Not counted in a closed loop: every engine thread would write
+    /// this line twice per event, and with more threads than cores it moves between the cores.
     pub in_flight: AtomicUsize,
     pub stop: Stop,
     /// The first fatal error; it stops the run.
@@ -129,7 +131,8 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
         let clock = EventClock::start();
         let start = clock.started();
         let mut ctx = EventCtx::reusing(&mut conn, &mut rng, worker, &shared.stmt_kinds, clock, latencies);
-        shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        // Open loop only (`Shared::in_flight`).
+        let counted = intended.map(|_| shared.in_flight.fetch_add(1, Ordering::Relaxed));
         let outcome = tokio::select! {
             biased;
             // The event first: a thread's sole connection mostly completes it in this first poll
@@ -140,7 +143,9 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
             ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
             () = stop.stopped() => None,
         };
-        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if counted.is_some() {
+            shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
         // The end of the event's last statement (the work after it takes nanoseconds).
         let end = if outcome.is_some() { ctx.clock.last() } else { Instant::now() };
         let timing = EventTiming {

@@ -39,7 +39,8 @@ pub struct Gauges {
     pub threads_running: usize,
     /// Open loop: arrivals waiting for a free connection.
     pub backlog: usize,
-    /// Connections inside a transaction.
+    /// Open loop: connections inside a transaction (0 in a closed loop, as sysbench's
+    /// "concurrency").
     pub in_flight: usize,
     /// Open loop: arrivals dropped in the interval because the backlog was full.
     pub dropped: u64,

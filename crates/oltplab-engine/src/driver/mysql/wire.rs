@@ -10,12 +10,10 @@ use std::sync::Arc;
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpStream, UnixStream};
-use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use super::errors::Error;
-use crate::driver::reply_wait;
+pub use crate::driver::stream::Stream;
 
 /// The largest payload of one packet; a payload of this length continues in the next packet.
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
@@ -25,55 +23,6 @@ const MAX_PAYLOAD: usize = 0xFF_FFFF;
 const READ_BUFFER_BYTES: usize = 8 * 1024;
 /// Buffers that grew beyond this for one large packet are given back after it.
 const KEEP_BUFFER_BYTES: usize = 64 * 1024;
-
-/// The socket under the protocol: TCP, a Unix socket, or TLS over TCP.
-pub enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl Stream {
-    /// Reads into `buf`'s spare capacity (never zeroed first: an idle connection's buffer stays
-    /// untouched memory).
-    async fn read_buf(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read_buf(buf).await,
-            Stream::Unix(s) => s.read_buf(buf).await,
-            Stream::Tls(s) => s.read_buf(buf).await,
-        }
-    }
-
-    /// What arrives next, waited for in `poll(2)` outside the runtime (`driver/reply_wait.rs`);
-    /// `None`: await [`Stream::read_buf`].
-    fn read_soon(&mut self, buf: &mut Vec<u8>) -> Option<io::Result<usize>> {
-        match self {
-            Stream::Tcp(s) => reply_wait::read_soon(&*s, buf),
-            Stream::Unix(s) => reply_wait::read_soon(&*s, buf),
-            // rustls may hold decrypted bytes already: its own reads decide.
-            Stream::Tls(_) => None,
-        }
-    }
-
-    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.write_all(buf).await,
-            Stream::Unix(s) => s.write_all(buf).await,
-            Stream::Tls(s) => {
-                s.write_all(buf).await?;
-                s.flush().await
-            }
-        }
-    }
-
-    async fn shutdown(&mut self) {
-        let _ = match self {
-            Stream::Tcp(s) => s.shutdown().await,
-            Stream::Unix(s) => s.shutdown().await,
-            Stream::Tls(s) => s.shutdown().await,
-        };
-    }
-}
 
 /// A connection's packet reader and writer.
 pub struct Wire {
@@ -138,7 +87,7 @@ impl Wire {
 
     /// Writes the commands queued.
     pub async fn send_queued(&mut self) -> Result<(), Error> {
-        self.stream.write_all(&self.output).await?;
+        self.stream.send_all(&self.output).await?;
         self.output.clear();
         Ok(())
     }
@@ -149,7 +98,7 @@ impl Wire {
         let payload = self.output.len() - self.packet_at - 4;
         if payload < MAX_PAYLOAD {
             self.queue();
-            self.stream.write_all(&self.output).await?;
+            self.stream.send_all(&self.output).await?;
         } else {
             let mut split = self.output[..self.packet_at].to_vec();
             split.reserve(payload + 4 * (payload / MAX_PAYLOAD + 1));
@@ -160,7 +109,7 @@ impl Wire {
                 split.extend_from_slice(chunk);
                 self.seq = self.seq.wrapping_add(1);
             }
-            self.stream.write_all(&split).await?;
+            self.stream.send_all(&split).await?;
         }
         self.output.clear();
         if self.output.capacity() > KEEP_BUFFER_BYTES {
@@ -215,7 +164,7 @@ impl Wire {
         self.output.clear();
         self.command().push(COM_QUIT);
         if self.send().await.is_ok() {
-            self.stream.shutdown().await;
+            let _ = self.stream.shutdown().await;
         }
     }
 
@@ -304,6 +253,8 @@ fn header(len: usize, seq: u8) -> [u8; 4] {
 
 #[cfg(test)]
 mod tests {
+    use tokio::net::UnixStream;
+
     use super::*;
 
     fn pair() -> (Wire, UnixStream) {
@@ -358,7 +309,7 @@ mod tests {
             all
         });
         wire.send().await.unwrap();
-        wire.stream.shutdown().await;
+        wire.stream.shutdown().await.unwrap();
         let sent = reader.await.unwrap();
         assert_eq!(sent.len(), big.len() + 8);
         assert_eq!(&sent[..4], &[0xFF, 0xFF, 0xFF, 0]);

@@ -8,9 +8,9 @@ use postgres_protocol::message::frontend;
 
 use super::auth::authenticate;
 use super::errors::PgError;
-use super::stream::Stream;
 use super::tls::MakeRustls;
 use super::wire::Wire;
+use crate::driver::stream::Stream;
 use crate::driver::url::NetTarget;
 use crate::error::{EngineError, Result};
 

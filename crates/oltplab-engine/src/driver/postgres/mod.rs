@@ -11,7 +11,6 @@ mod copy;
 mod errors;
 mod query;
 mod sql;
-mod stream;
 mod tls;
 mod values;
 mod wire;

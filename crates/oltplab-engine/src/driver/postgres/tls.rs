@@ -13,7 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::errors::PgError;
-use super::stream::Stream;
+use crate::driver::stream::Stream;
 
 /// Makes one TLS session per connection from a configuration shared by all of them.
 #[derive(Clone)]

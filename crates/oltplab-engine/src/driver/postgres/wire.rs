@@ -9,7 +9,7 @@ use postgres_protocol::message::{backend, frontend};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::errors::{PgError, ServerError};
-use super::stream::Stream;
+use crate::driver::stream::Stream;
 
 /// What a connection's read buffer starts with and is given back after a large reply: a
 /// point select's reply is under 100 bytes, a 100-row range about 13 KiB (read in pieces).
@@ -75,8 +75,7 @@ impl Wire {
     /// Writes `out` in one call (one `sendto` on a plain socket) and clears it.
     pub async fn send(&mut self) -> Result<(), PgError> {
         self.broken = true;
-        self.stream.write_all(&self.out).await?;
-        self.stream.flush().await?;
+        self.stream.send_all(&self.out).await?;
         self.broken = false;
         self.out.clear();
         Ok(())

@@ -1,13 +1,15 @@
-//! The connection's byte stream: TCP, a Unix socket, or TLS over TCP. One enum, so that the
-//! statement path is monomorphic and nothing is boxed per connection but the TLS session.
+//! A server connection's byte stream, for both protocols' drivers: TCP, a Unix socket, or TLS
+//! over TCP. One enum, so that the statement path is monomorphic and nothing is boxed per
+//! connection but the TLS session; on a thread's sole connection, requests and replies bypass
+//! the runtime (`driver/reply_wait.rs`).
 
 use std::io;
 use std::path::Path;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use bytes::BufMut;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
 use crate::driver::reply_wait;
@@ -42,9 +44,22 @@ impl Stream {
         Ok(Stream::Unix(UnixStream::connect(path).await?))
     }
 
+    /// Writes `buf` (on a thread's sole connection outside the runtime) and flushes what TLS
+    /// buffers.
+    pub async fn send_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => reply_wait::write_all(s, buf).await,
+            Stream::Unix(s) => reply_wait::write_all(s, buf).await,
+            Stream::Tls(s) => {
+                s.write_all(buf).await?;
+                s.flush().await
+            }
+        }
+    }
+
     /// What arrives next, waited for in `poll(2)` outside the runtime (`driver/reply_wait.rs`);
     /// `None`: read through the runtime.
-    pub fn read_soon(&mut self, buf: &mut BytesMut) -> Option<io::Result<usize>> {
+    pub fn read_soon<B: BufMut>(&mut self, buf: &mut B) -> Option<io::Result<usize>> {
         match self {
             Stream::Tcp(s) => reply_wait::read_soon(&*s, buf),
             Stream::Unix(s) => reply_wait::read_soon(&*s, buf),
