@@ -3,6 +3,7 @@
 mod client_cpu;
 mod connect;
 mod engine_threads;
+mod huge_pages;
 mod preflight;
 mod prepare;
 mod progress;

@@ -68,6 +68,11 @@ pub async fn run_resolved(
         connected = by_thread.connected() => connected?,
         () = user_stop.stopped() => return Err(EngineError::Interrupted("while connecting; nothing was measured".into())),
     }
+    if load.threads > engine.len() {
+        // Connections share threads: too many states to stay in the TLB (huge_pages.rs). Part
+        // of the set-up, before the load's clock starts.
+        super::huge_pages::collapse_heap();
+    }
     let connect_s = connect_start.elapsed().as_secs_f64();
     // Distributed runs: connected, now wait for the instant every client starts at.
     super::start::wait_for_start(spec.start_at, &mut user_stop).await?;

@@ -174,7 +174,6 @@ impl ScriptLoad for Load {
                 // lower, for a few milliseconds per state once (docs/lua.md, "What it costs").
                 host.lua().gc_collect().map_err(|e| EngineError::Internal(one_line(&e)))?;
             }
-            super::huge_pages::collapse_heap();
             let envs = envs.into_iter().map(|(host, t)| (t.ctx.tid, (host, t))).collect();
             Ok(Box::new(EngineThread { pacer, envs: RefCell::new(envs) }) as Box<dyn ScriptThread>)
         })

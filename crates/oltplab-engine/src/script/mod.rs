@@ -16,7 +16,6 @@
 //! options.rs    the script's options: checked, exported, listed by `help`
 //! command.rs    prepare, cleanup, help and custom commands (a state per command thread)
 //! load.rs       `run` on the executor: the script as a workload, a state per engine thread
-//! huge_pages.rs the run's heap collapsed onto huge pages once its threads started (TLB misses)
 //! reports.rs    the report hooks during a run, in a reporting state of their own
 //! harness.rs    N sysbench threads on one `LocalSet`, with a simple pacer (engine tests)
 //! errors.rs     Lua errors as one line naming the script's file:line
@@ -27,7 +26,6 @@ mod ctx;
 mod errors;
 pub mod harness;
 mod host;
-mod huge_pages;
 mod load;
 mod options;
 mod rand;

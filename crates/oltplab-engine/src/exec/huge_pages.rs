@@ -1,15 +1,14 @@
-//! A script run's heap moved onto huge pages once its threads started (Linux's
-//! `MADV_COLLAPSE`), so that touching a sysbench thread costs fewer TLB misses.
+//! The run's heap moved onto huge pages once its connections are open (Linux's
+//! `MADV_COLLAPSE`), so that touching a connection's state costs fewer TLB misses.
 //!
-//! Why: at 4,096 connections each sysbench thread runs an event every few seconds, so every
-//! statement finds its coroutine, environment, statement objects and futures cold, spread over
-//! ~200 MB of heap in 4 KiB pages (its objects were allocated interleaved with those of the
-//! 255 others that ran `thread_init` at the same time). A profile put the script's extra CPU
-//! there, and on a VM each TLB miss is a two-level page walk: collapsing the heap into 2 MiB
-//! pages cut the client's user-space CPU per read-only transaction by ~15 % (docs/lua.md, "What
-//! it costs"). The run itself allocates almost nothing, so the heap stays where it was put.
-
-use std::sync::Mutex;
+//! Why: with thousands of connections each runs an event only every few seconds, so every
+//! statement finds its state cold (a script's coroutine, environment and statement objects; a
+//! native connection's buffers, workload state and future), spread over tens to hundreds of MB
+//! of heap in 4 KiB pages, allocated interleaved with the other connections' as they connected.
+//! On a virtual machine each TLB miss is a two-level page walk: at 4,096 script connections
+//! collapsing the heap into 2 MiB pages cut the client's user-space CPU per read-only
+//! transaction by ~15 % (docs/lua.md, "What it costs"; native connections: docs/performance.md).
+//! A run allocates almost nothing once connected, so the heap stays where it was put.
 
 /// Only mappings at least this resident are collapsed: a collapsed range becomes resident in
 /// full, and a sparse one (a thread's stack, a malloc arena's unused tail) would cost RSS.
@@ -19,14 +18,10 @@ const HUGE_PAGE_BYTES: usize = 2 << 20;
 /// (Elsewhere there is no /proc/self/smaps, so it is never asked for.)
 const MADV_COLLAPSE: libc::c_int = 25;
 
-/// One collapse at a time: each engine thread asks once its threads started.
-static COLLAPSING: Mutex<()> = Mutex::new(());
-
 /// Collapses the process's dense anonymous mappings into huge pages; a kernel without
 /// `MADV_COLLAPSE` or with THP disabled refuses, which changes nothing. Returns the bytes
 /// collapsed.
 pub fn collapse_heap() -> usize {
-    let _one = COLLAPSING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return 0 };
     dense_anonymous(&smaps).into_iter().filter_map(|(start, end)| collapse(start, end)).sum()
 }
