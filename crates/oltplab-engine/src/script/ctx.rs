@@ -91,6 +91,13 @@ impl ThreadCtx {
         self.shared.pacer.event_stop(self.tid, self.tally.take());
     }
 
+    /// sysbench's `sb_more_events`: whether this thread runs another event (waiting for it in
+    /// an open loop), after handing the pacer what was counted outside events.
+    pub async fn more_events(&self) -> bool {
+        self.flush_outside();
+        self.shared.pacer.more_events(self.tid).await
+    }
+
     /// Hands statements counted outside events to the pacer.
     pub fn flush_outside(&self) {
         if !self.in_event.get() {

@@ -176,8 +176,7 @@ fn register(lua: &Lua, host: &Table, state: &Rc<StateShared>) -> mlua::Result<()
         |ud: &mlua::AnyUserData| -> mlua::Result<Rc<ThreadCtx>> { Ok(Rc::clone(&ud.borrow::<CtxHandle>()?.0)) };
     set_async(lua, host, "more_events", |_, (ud, _tid): (mlua::AnyUserData, LuaValue)| async move {
         let ctx = Rc::clone(&ud.borrow::<CtxHandle>()?.0);
-        ctx.flush_outside();
-        Ok(ctx.shared.pacer.more_events(ctx.tid).await)
+        Ok(ctx.more_events().await)
     })?;
     // sysbench's loop in one crossing per event: the previous event's stop (when one ran), the
     // wait for the next, its start (sb_event_stop, sb_more_events, sb_event_start).
@@ -188,8 +187,7 @@ fn register(lua: &Lua, host: &Table, state: &Rc<StateShared>) -> mlua::Result<()
         }
         async move {
             let ctx = ctx?;
-            ctx.flush_outside();
-            let more = ctx.shared.pacer.more_events(ctx.tid).await;
+            let more = ctx.more_events().await;
             if more {
                 ctx.event_start();
             }
