@@ -7,6 +7,8 @@ Needs the session's private MariaDB (tests/conftest.py: max_connections 2200) an
 prepared-statement limit, a MariaDB of the test's own (`server_dir`) and /usr/bin/sysbench.
 """
 
+import contextlib
+import os
 import shutil
 import subprocess
 import threading
@@ -27,9 +29,9 @@ from tests.test_cli_e2e import oltplab_cmd
 pytestmark = pytest.mark.serial  # thousands of connections fill the machine
 
 THREADS = 2000
-# Long enough for several of the sampler's answers to land inside the run: beside 2,000 busy
-# connections the server answers it within its thread's CPU share, and on the 2-core CI host
-# one answer took 3.2 s, which left a single answer inside a 5-s run's 3-s window.
+# Long enough for several of the sampler's answers to land inside the run: at its own priority
+# the sampler's path queued behind 2,000 busy connections, answers took 3-5 s on the 2-core CI
+# host and none fell inside the window (Sampler._favour); favoured, they take 0.01-0.2 s.
 TIME_S = 10
 DATABASE = "many_conns"  # a fresh database of this module's, beside the session's sbtest
 DATA: dict[str, Any] = {"tables": 1, "table_size": 10_000}
@@ -82,9 +84,25 @@ class Sampler:
         # connections took long enough to leave a single sample inside the run.
         self._client = pipe_client(_url(self.server, self.server.settings.database))
         self._client.start()
+        assert self._client.proc is not None
+        tid = self._client.lines(
+            "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID();"
+        )
+        self._favour(self._client.proc.pid, *(int(t) for t in tid[:1]))
         self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
         self._thread.start()
         return self
+
+    @staticmethod
+    def _favour(*tids: int) -> None:
+        """The observer must not queue behind what it observes: beside 2,000 runnable server
+        threads on 2 cores, each hop of a sample (this thread, the client process, the
+        server's thread of its session) waited a scheduling round, and answers took 3-5 s
+        (CI, stop 28). Nice -20 lets each hop run when it wakes; without the right to raise
+        priority (not root), the samples are only slower."""
+        for tid in tids:
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, tid, -20)
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
@@ -100,6 +118,7 @@ class Sampler:
             self.started_at = float(started_at)
 
     def _loop(self) -> None:
+        self._favour(threading.get_native_id())
         sql = (
             "SELECT (SELECT COUNT(*) FROM information_schema.PROCESSLIST "
             f"WHERE USER = '{self.server.user}' AND DB = '{DATABASE}'), "
@@ -112,13 +131,14 @@ class Sampler:
             self.samples.append((asked, time.time(), int(ours), int(connected)))
             self._stop.wait(SAMPLE_EVERY_S)
 
-    def during_run(self, margin_s: float) -> list[tuple[int, int]]:
-        """(our sessions, Threads_connected) asked and answered between `margin_s` after the
-        clock started and `margin_s` before --time ran out: every connection must be open then,
-        whenever the server took its snapshot. (A slow answer counts: on a loaded host the
-        server may take seconds to answer beside 2,000 busy connections.)"""
+    def during_run(self) -> list[tuple[int, int]]:
+        """(our sessions, Threads_connected) asked and answered while the load ran, from the
+        engine's clock start (every connection open before it) to --time later (none closed
+        before it): every connection must be open then, whenever the server took its
+        snapshot. (A slow answer counts: on a loaded host the server may take seconds to
+        answer beside 2,000 busy connections.)"""
         assert self.started_at is not None, "the engine never reported the start"
-        lo, hi = self.started_at + margin_s, self.started_at + TIME_S - margin_s
+        lo, hi = self.started_at, self.started_at + TIME_S
         return [
             (ours, conn)
             for asked, answered, ours, conn in self.samples
@@ -160,7 +180,7 @@ def test_holds_2000_connections_running_oltp_read_only(
     # The server saw all 2,000 at the same time, all through the run: the process list
     # names them as the benchmark's sessions, and Threads_connected (which counts the
     # sampler's own session too) never fell below them.
-    held = sampler.during_run(margin_s=1.0)
+    held = sampler.during_run()
     seen = f"{held} (all samples: {sampler.samples}, started at {sampler.started_at})"
     assert len(held) >= 2, f"too few samples inside the run: {seen}"
     assert max(ours for ours, _ in held) == THREADS, seen
