@@ -84,3 +84,55 @@ def test_an_error_of_the_engine_s_function_names_the_script_line(
     assert done.returncode != 0, said
     assert f"fails.lua:{line}: attempt to execute a closed statement" in said, said
     assert "Traceback" not in said
+
+
+# Every other attempt inserts key 0, which the table holds: a duplicate-key error of the
+# statement's execute, which the hook makes ignorable (the event restarts, counted as an error,
+# and its next attempt inserts a new key).
+DUPLICATES = """
+function sysbench.hooks.sql_error_ignorable(e)
+  return e.sql_errno == 1062
+end
+
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  stmt = con:prepare("INSERT INTO TABLE_NAME VALUES (?)")
+  param = stmt:bind_create(sysbench.sql.type.INT)
+  stmt:bind_param(param)
+  attempts = 0
+end
+
+function event()
+  attempts = attempts + 1
+  param:set(attempts % 2 == 0 and 0 or sysbench.tid * 1000000 + attempts)
+  stmt:execute()
+end
+"""
+
+
+@pytest.mark.parametrize(
+    "threads", [1, 80], ids=["one-connection-per-thread", "threads-with-several-connections"]
+)
+def test_a_failed_execute_restarts_its_event_on_either_path(
+    tmp_path: Path, mariadb: MariaDBServer, threads: int
+) -> None:
+    """A statement's error reaches the script from the ffi call's slow path (done in its first
+    poll or awaited after a yield): the hook sees its errno and the event restarts."""
+    table = f"dup_keys_{threads}"
+    mariadb.query(f"DROP TABLE IF EXISTS {table}", mariadb.database)
+    mariadb.query(f"CREATE TABLE {table} (k INT PRIMARY KEY)", mariadb.database)
+    mariadb.query(f"INSERT INTO {table} VALUES (0)", mariadb.database)
+    (tmp_path / "dups.lua").write_text(DUPLICATES.replace("TABLE_NAME", table))
+    out = tmp_path / "run"
+    oltplab_cli(
+        "run", "./dups.lua", "--db", mariadb.url, f"--threads={threads}", "--time=2",
+        "--out", str(out), cwd=tmp_path,
+    )  # fmt: skip
+    summary = json.loads((out / "run.json").read_text())["summary"]
+    # Each event's first attempt fails (but a thread's first), its second inserts a row.
+    events = summary["transactions"]
+    assert events > 10 * threads
+    assert summary["queries"]["write"] == events
+    assert events - threads <= summary["errors"]["total"] <= events
+    rows = mariadb.query(f"SELECT COUNT(*) FROM {table}", mariadb.database)
+    assert int(rows[0][0]) - 1 >= events  # and those of events the time limit cut short

@@ -12,6 +12,7 @@
 //! ctx.rs        what a sysbench thread reaches in the engine: counters, the pacer, output
 //! resume.rs     functions that wait (a statement, a sleep): started, awaited between yield and resume
 //! sql.rs        sysbench.sql over the engine's connections
+//! execute_call.rs  a statement's execute as a C function that LuaJIT's ffi compiles
 //! rand.rs       sysbench.rand over the engine's generators
 //! options.rs    the script's options: checked, exported, listed by `help`
 //! command.rs    prepare, cleanup, help and custom commands (a state per command thread)
@@ -24,6 +25,7 @@
 mod command;
 mod ctx;
 mod errors;
+mod execute_call;
 pub mod harness;
 mod host;
 mod load;

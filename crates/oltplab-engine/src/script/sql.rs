@@ -3,14 +3,14 @@
 //! result). A failed statement returns sysbench's error fields to the Lua runtime, which raises
 //! sysbench's errors (`runtime.lua`: `failed`); nothing here raises for a database error.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mlua::{AnyUserData, Lua, MultiValue, UserData, Value as LuaValue, Variadic};
+use mlua::{AnyUserData, LightUserData, Lua, MultiValue, UserData, Value as LuaValue, Variadic};
 
-use super::ctx::{CtxHandle, ThreadCtx};
+use super::ctx::{CtxHandle, LocalFuture, ThreadCtx};
 use super::resume::set_async;
 use crate::db::{DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::driver::Conn;
@@ -46,22 +46,75 @@ struct Bulk {
 pub struct ConnHandle(Rc<RefCell<ScriptConn>>);
 impl UserData for ConnHandle {}
 
-/// A prepared statement: its id on the connection and the parameters bound to it.
-pub struct StmtHandle {
+/// A prepared statement: its id on the connection and the parameters bound to it. Its execute
+/// is a C function (`execute_call.rs`), which finds it by its address: runtime.lua's statement
+/// table holds that (`_p`) next to the [`StmtHandle`] that keeps it alive (`_h`).
+pub struct Stmt {
     conn: Rc<RefCell<ScriptConn>>,
     id: StmtId,
     /// For the driver's error line, as sysbench's drivers print it.
     sql: Arc<str>,
-    params: Vec<ParamKind>,
-    values: Vec<Value>,
-    closed: bool,
+    params: RefCell<Vec<ParamKind>>,
+    /// The parameters' values, a buffer each execution reuses.
+    values: RefCell<Vec<Value>>,
+    closed: Cell<bool>,
+    /// An execution the C function started and left to the slow path (`host.execute`).
+    started: RefCell<Option<Execution>>,
 }
+
+/// A statement's execution in flight: its outcome and the values buffer, handed back.
+type Execution = LocalFuture<'static, (Result<QueryResult, DbError>, Vec<Value>)>;
+
+impl Stmt {
+    pub fn is_closed(&self) -> bool {
+        self.closed.get()
+    }
+
+    pub fn params(&self) -> std::cell::Ref<'_, Vec<ParamKind>> {
+        self.params.borrow()
+    }
+
+    /// Starts executing the statement with `values` (written into its reused buffer).
+    pub fn start(&self, values: impl Iterator<Item = Value>) -> Execution {
+        let mut buf = std::mem::take(&mut *self.values.borrow_mut());
+        buf.clear();
+        buf.extend(values);
+        let (conn, id) = (Rc::clone(&self.conn), self.id);
+        Box::pin(async move {
+            let outcome = with_conn(&conn, |mut c| {
+                Box::pin(async move {
+                    let r = c.execute(id, &buf, Fetch::Discard).await;
+                    (c, (r, buf))
+                })
+            })
+            .await;
+            match outcome {
+                Ok(done) => done,
+                Err(e) => (Err(e), Vec::new()),
+            }
+        })
+    }
+
+    /// An execution done without an error: its values buffer back, its statement counted.
+    pub fn finished(&self, values: Vec<Value>, class: QueryClass) {
+        *self.values.borrow_mut() = values;
+        self.conn.borrow().ctx.count(class);
+    }
+
+    /// Leaves `op` to the slow path, which runtime.lua calls next.
+    pub fn leave(&self, op: Execution) {
+        *self.started.borrow_mut() = Some(op);
+    }
+}
+
+#[derive(Clone)]
+pub struct StmtHandle(Rc<Stmt>);
 impl UserData for StmtHandle {}
 
-/// A bound parameter's type. Its value lives in Lua (runtime.lua's `sql_param`: `set` is a
-/// table store, no call into the engine) and is converted by `execute`.
+/// A bound parameter's type. Its value lives in an `oltplab_param` of runtime.lua (`set` is a
+/// store into it, no call into the engine) and is converted by `execute` (`execute_call.rs`).
 #[derive(Clone, Copy, PartialEq)]
-enum ParamKind {
+pub enum ParamKind {
     Int,
     Double,
     Text { max_len: usize },
@@ -84,32 +137,6 @@ impl ParamKind {
             n => Self::Text { max_len: usize::try_from(n).unwrap_or(0) },
         }
     }
-
-    /// The value `v` bound to a parameter of this type, as sysbench's buffer would hold it.
-    fn bound(self, v: LuaValue) -> mlua::Result<Value> {
-        Ok(match (self, v) {
-            (_, LuaValue::Nil) => Value::Null,
-            (Self::Int, LuaValue::Integer(i)) => Value::Int(i),
-            // The int64 buffer truncates, as LuaJIT's number-to-int64 conversion does.
-            (Self::Int, LuaValue::Number(n)) => Value::Int(n as i64),
-            (Self::Double, LuaValue::Integer(i)) => Value::Text(i.to_string()),
-            (Self::Double, LuaValue::Number(n)) => Value::Text(n.to_string()),
-            (Self::Text { max_len }, LuaValue::String(s)) => Value::Text(truncated(&s.to_str()?, max_len)),
-            (Self::Text { max_len }, LuaValue::Integer(i)) => Value::Text(truncated(&i.to_string(), max_len)),
-            (Self::Text { max_len }, LuaValue::Number(n)) => Value::Text(truncated(&n.to_string(), max_len)),
-            (_, other) => {
-                return Err(mlua::Error::runtime(format!("cannot bind a {} to this parameter", other.type_name())))
-            }
-        })
-    }
-}
-
-fn truncated(s: &str, max_len: usize) -> String {
-    let mut end = s.len().min(max_len);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_owned()
 }
 
 /// The statement texts a state's connections prepared, one copy each, which the statements and
@@ -187,8 +214,21 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
         .and_then(|r| r)
         {
             Ok(id) => {
-                let stmt = StmtHandle { conn, id, sql, params: Vec::new(), values: Vec::new(), closed: false };
-                Ok(MultiValue::from_vec(vec![LuaValue::UserData(lua.create_userdata(stmt)?)]))
+                let stmt = Stmt {
+                    conn,
+                    id,
+                    sql,
+                    params: RefCell::default(),
+                    values: RefCell::default(),
+                    closed: Cell::new(false),
+                    started: RefCell::default(),
+                };
+                let stmt = Rc::new(stmt);
+                let address = LightUserData(Rc::as_ptr(&stmt).cast_mut().cast());
+                Ok(MultiValue::from_vec(vec![
+                    LuaValue::UserData(lua.create_userdata(StmtHandle(stmt))?),
+                    LuaValue::LightUserData(address),
+                ]))
             }
             Err(e) => {
                 let mut values = vec![LuaValue::Nil];
@@ -214,10 +254,20 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
 }
 
 fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
-    set_async(lua, host, "execute", |lua, (stmt, args): (AnyUserData, Variadic<LuaValue>)| {
-        // Converted now: the Lua strings are not held while the statement runs.
-        let values = bound_values(&stmt, args);
-        async move { execute(&lua, &stmt, values?).await }
+    // The slow path of execute_call.rs's C function: what it started and did not finish.
+    set_async(lua, host, "execute", |lua, stmt: AnyUserData| async move {
+        let stmt = Rc::clone(&stmt.borrow::<StmtHandle>()?.0);
+        let started = stmt.started.borrow_mut().take();
+        let Some(op) = started else {
+            return Err(mlua::Error::runtime(if stmt.is_closed() {
+                "attempt to execute a closed statement"
+            } else {
+                "internal error: the statement's execute failed (see the log)"
+            }));
+        };
+        let (r, values) = op.await;
+        *stmt.values.borrow_mut() = values;
+        answer(&lua, &stmt.conn, r, Origin::Execute(&stmt.sql)).await
     })?;
     host.set(
         "bind_create",
@@ -234,18 +284,18 @@ fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
     host.set(
         "bind_param",
         lua.create_function(|_, (stmt, codes): (AnyUserData, Variadic<i64>)| {
-            stmt.borrow_mut::<StmtHandle>()?.params = codes.iter().map(|&c| ParamKind::of_code(c)).collect();
+            *stmt.borrow::<StmtHandle>()?.0.params.borrow_mut() =
+                codes.iter().map(|&c| ParamKind::of_code(c)).collect();
             Ok(())
         })?,
     )?;
     set_async(lua, host, "close", |_, stmt: AnyUserData| async move {
         let (conn, id) = {
-            let mut s = stmt.borrow_mut::<StmtHandle>()?;
-            if s.closed {
+            let s = &stmt.borrow::<StmtHandle>()?.0;
+            if s.closed.replace(true) {
                 return Ok(());
             }
-            s.closed = true;
-            s.params.clear();
+            s.params.borrow_mut().clear();
             (Rc::clone(&s.conn), s.id)
         };
         // As mysql_stmt_close(): the server forgets it (a closed connection has nothing to close).
@@ -331,42 +381,6 @@ async fn connect(lua: &Lua, ctx: &AnyUserData) -> mlua::Result<AnyUserData> {
     let ctx = Rc::clone(&ctx.borrow::<CtxHandle>()?.0);
     let conn = Conn::open(&ctx.shared.target).await.map_err(|e| mlua::Error::runtime(e.to_string()))?;
     lua.create_userdata(ConnHandle(Rc::new(RefCell::new(ScriptConn { conn: Some(conn), ctx, bulk: None }))))
-}
-
-/// The values of the statement's parameters for its next execution (its buffer reused).
-fn bound_values(stmt: &AnyUserData, args: Variadic<LuaValue>) -> mlua::Result<Vec<Value>> {
-    let mut s = stmt.borrow_mut::<StmtHandle>()?;
-    let mut values = std::mem::take(&mut s.values);
-    values.clear();
-    for (kind, v) in s.params.iter().zip(args) {
-        values.push(kind.bound(v)?);
-    }
-    Ok(values)
-}
-
-async fn execute(lua: &Lua, stmt: &AnyUserData, values: Vec<Value>) -> mlua::Result<MultiValue> {
-    let (conn, id, sql) = {
-        let s = stmt.borrow::<StmtHandle>()?;
-        if s.closed {
-            return Err(mlua::Error::runtime("attempt to execute a closed statement"));
-        }
-        (Rc::clone(&s.conn), s.id, Arc::clone(&s.sql))
-    };
-    let outcome = with_conn(&conn, |mut c| {
-        Box::pin(async move {
-            let r = c.execute(id, &values, Fetch::Discard).await;
-            (c, (r, values))
-        })
-    })
-    .await;
-    let r = match outcome {
-        Ok((r, values)) => {
-            stmt.borrow_mut::<StmtHandle>()?.values = values;
-            r
-        }
-        Err(e) => Err(e),
-    };
-    answer(lua, &conn, r, Origin::Execute(&sql)).await
 }
 
 /// Runs `op` on the connection, taken out of its cell while the statement is in flight (a

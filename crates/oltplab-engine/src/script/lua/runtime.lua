@@ -87,6 +87,13 @@ local sql_type = {
   DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
 }
 local sql_error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
+-- A bound parameter's value, which the engine reads when its statement executes (below).
+ffi.cdef [[
+typedef struct { int32_t tag; double number; const char *text; size_t text_len; } oltplab_param;
+]]
+local param_t, param_ptrs_t = ffi.typeof("oltplab_param"), ffi.typeof("oltplab_param *[?]")
+local NIL, NUMBER, STRING = 0, 1, 2
+local no_slots = param_ptrs_t(0)
 local RESTART_EVENT = 1
 
 local driver_methods, connection_methods, statement_methods, result_methods = {}, {}, {}, {}
@@ -194,11 +201,13 @@ function connection_methods.query_row(self, query)
 end
 
 function connection_methods.prepare(self, query)
-  local h, class, errno, state, message = host.prepare(self._h, query)
+  local h, address_or_class, errno, state, message = host.prepare(self._h, query)
   if h == nil then
-    return failed(self, query, class, errno, state, message)
+    return failed(self, query, address_or_class, errno, state, message)
   end
-  return setmetatable({ _h = h, connection = self, _params = {}, _nparams = 0 }, statement_mt)
+  -- `_h` keeps the engine's statement alive, `_p` is its address for execute_call.
+  return setmetatable({ _h = h, _p = ffi.cast("void *", address_or_class), connection = self, _params = {},
+                        _slots = no_slots, _nparams = 0 }, statement_mt)
 end
 
 function connection_methods.bulk_insert_init(self, query)
@@ -232,15 +241,23 @@ function connection_methods.reconnect(self)
   return true
 end
 
--- A bound parameter: its value lives here (`set` stores it, with no call into the engine) and
--- the statement's execute hands it to the engine, which converts it as `_kind` says (the type
--- host.bind_create checked: -1 an integer, -2 a double, else a text's maximum length).
+-- A bound parameter: `set` writes its value into `_slot`, a struct the engine reads when the
+-- statement executes (script/execute_call.rs: ParamSlot), with no call into the engine, as
+-- sysbench's `set` writes its C buffer. The engine converts it as `_kind` says (the type
+-- host.bind_create checked: -1 an integer, -2 a double, else a text's maximum length). A string
+-- is its bytes' address: `_value` keeps it alive.
 local param_methods = {}
 local param_mt = { __index = namespace("sql_param", param_methods), __tostring = function() return "<sql_param>" end }
 
 function param_methods.set(self, value)
-  local t = type(value)
-  if t ~= "number" and t ~= "nil" and (t ~= "string" or self._kind < 0) then
+  local t, slot = type(value), self._slot
+  if t == "number" then
+    slot.tag, slot.number = NUMBER, value
+  elseif t == "string" and self._kind >= 0 then
+    slot.tag, slot.text, slot.text_len = STRING, value, #value
+  elseif t == "nil" then
+    slot.tag = NIL
+  else
     error(format("cannot bind a %s to this parameter", t), caller_level())
   end
   self._value = value
@@ -250,19 +267,14 @@ function param_methods.set_rand_str(self, fmt)
   if self._kind < 0 then
     error("Unsupported argument type: set_rand_str() needs a CHAR or VARCHAR", caller_level())
   end
-  self._value = host.rand_string(fmt)
-end
-
--- Field `key` of params[i..n], as values (nil for a parameter never set).
-local function fields(params, key, i, n)
-  if i > n then
-    return
-  end
-  return rawget(params[i], key), fields(params, key, i + 1, n)
+  local value = host.rand_string(fmt)
+  local slot = self._slot
+  slot.tag, slot.text, slot.text_len = STRING, value, #value
+  self._value = value
 end
 
 function statement_methods.bind_create(self, btype, max_len)
-  return setmetatable({ _kind = host.bind_create(btype, max_len) }, param_mt)
+  return setmetatable({ _kind = host.bind_create(btype, max_len), _slot = param_t() }, param_mt)
 end
 
 function statement_methods.bind_param(self, ...)
@@ -276,14 +288,33 @@ function statement_methods.bind_param(self, ...)
       error(format("bind_param: argument %d is not a parameter of bind_create()", i), caller_level())
     end
   end
-  host.bind_param(self._h, fields(params, "_kind", 1, n))
-  self._params, self._nparams = params, n
+  local kinds, slots = {}, param_ptrs_t(n)
+  for i = 1, n do
+    kinds[i], slots[i - 1] = params[i]._kind, params[i]._slot
+  end
+  host.bind_param(self._h, unpack(kinds, 1, n))
+  -- `_params` keeps the slots that `_slots` points to alive.
+  self._params, self._slots, self._nparams = params, slots, n
   return 0
 end
 
+-- execute_call's answers (script/execute_call.rs), and where it writes a result set's counts:
+-- read right after the call, which nothing can run between.
+local execute_call = ffi.cast("int32_t (*)(void *, oltplab_param *const *, uint32_t, double *)", host.execute_call)
+local DONE_RESULT_SET, DONE = 1, 0
+local counts = ffi.new("double[2]")
+local PREPARED = "<prepared statement>"
+
+-- A C call that LuaJIT compiles into the event's trace; what it does not finish at once (a
+-- statement not done, an error, a closed statement) it leaves to `host.execute`.
 function statement_methods.execute(self)
-  return answer(self.connection, "<prepared statement>",
-                host.execute(self._h, fields(self._params, "_value", 1, self._nparams)))
+  local done = execute_call(self._p, self._slots, self._nparams, counts)
+  if done == DONE_RESULT_SET then
+    return answer(self.connection, PREPARED, counts[0], counts[1], false)
+  elseif done == DONE then
+    return nil
+  end
+  return answer(self.connection, PREPARED, host.execute(self._h))
 end
 
 function statement_methods.close(self)
