@@ -4,8 +4,8 @@
 //! event; docs/lua.md, "What it costs").
 //!
 //! A parameter is a [`ParamSlot`] (LuaJIT's memory, as sysbench's is a C buffer), which its
-//! `set` writes with no call; [`execute`] reads them, starts the statement and, on an engine thread with one
-//! connection, polls it once (as `resume.rs` does). Done without an error and without rows to
+//! `set` writes with no call; [`execute`] reads them, starts the statement and, on an engine
+//! thread with one connection, polls it once (as `resume.rs` does). Done without an error and without rows to
 //! hand over (a prepared statement's are discarded), it returns at once; anything else (not
 //! done, an error, a closed statement) is left in the statement's `started` slot and the Lua
 //! side takes the slow path, `host.execute` (sql.rs), which yields, raises or reconnects as
@@ -109,10 +109,12 @@ fn bound(slot: &ParamSlot) -> Value {
         (NUMBER, ParamKind::Double) => Value::Text(number_text(slot.number)),
         (NUMBER, ParamKind::Text { max_len }) => Value::Text(text(number_text(slot.number).as_bytes(), max_len)),
         (STRING, ParamKind::Text { max_len }) => {
-            // SAFETY: `param:set` wrote `text_len` bytes, at most the buffer's `kind`, into it.
+            // SAFETY: the buffer holds `kind` bytes (`max_len`), of which `param:set` wrote
+            // `text_len`; a script that wrote a larger `text_len` itself reads no further.
             #[allow(unsafe_code)]
-            let bytes =
-                unsafe { std::slice::from_raw_parts(std::ptr::addr_of!(slot.text).cast::<u8>(), slot.text_len) };
+            let bytes = unsafe {
+                std::slice::from_raw_parts(std::ptr::addr_of!(slot.text).cast::<u8>(), slot.text_len.min(max_len))
+            };
             Value::Text(text(bytes, max_len))
         }
         // `param:set` stores nothing else (a string for a number parameter is refused there).
