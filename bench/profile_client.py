@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import subprocess
@@ -268,6 +269,9 @@ def wait_batches(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     skip = set(args.skip.split(","))
+    # sysbench's libpq would use TLS whenever the server offers it (sslmode "prefer"; the test
+    # servers do), where oltplab's URL without ?sslmode= is plaintext: the same for both.
+    os.environ["PGSSLMODE"] = parse_qs(urlsplit(args.db).query).get("sslmode", ["disable"])[0]
     result: dict[str, object] = {"tool": args.tool, "workload": args.workload,
                                  "threads": args.threads}  # fmt: skip
     total = 0.0

@@ -5,6 +5,8 @@
 //!     PG_URL=postgresql://user:pw@127.0.0.1:5432/db cargo run --release -p oltplab-engine --example pg_statement_cost
 //!     valgrind --tool=callgrind target/release/examples/pg_statement_cost   # instructions: divide by the count
 //!
+//! `KIND=0` (1, 2) runs that statement alone.
+//!
 //! Prints, per statement kind, the allocations and bytes allocated per execution (rows
 //! dropped, as the sysbench workloads do, and rows kept, as TPC-C and scripts do).
 
@@ -61,6 +63,8 @@ fn set_params(kind: usize, i: i64, params: &mut [Value; 2]) -> &[Value] {
 async fn main() {
     let url = std::env::var("PG_URL").expect("PG_URL=postgresql://user:pw@host:port/db");
     let n: i64 = std::env::var("N").ok().and_then(|n| n.parse().ok()).unwrap_or(20_000);
+    // KIND=0 (point select), 1 or 2: that statement alone, e.g. for its instructions under callgrind.
+    let only: Option<usize> = std::env::var("KIND").ok().and_then(|k| k.parse().ok());
     let target = Target::parse(&url, &TargetOptions::default()).expect("a postgresql:// URL");
     let mut conn = Conn::open(&target).await.expect("connect");
     let ddl = "CREATE TEMP TABLE cost_t (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, c CHAR(120) NOT NULL, \
@@ -71,7 +75,7 @@ async fn main() {
     conn.prepare(&sqls).await.expect("prepare");
     let mut params = [Value::Null, Value::Null];
     println!("{n} executions each, one connection; per execution:");
-    for (kind, (name, _)) in STATEMENTS.iter().enumerate() {
+    for (kind, (name, _)) in STATEMENTS.iter().enumerate().filter(|(kind, _)| only.is_none_or(|k| k == *kind)) {
         for fetch in [Fetch::Discard, Fetch::Rows] {
             // Warm: buffers grown, the statement's first run done.
             for i in 0..100 {

@@ -1,12 +1,13 @@
 //! The statement paths: prepare (Parse + Describe + Sync per statement, all in one write),
-//! execute a prepared statement (Bind + Execute + Sync in one write, parameters written in
-//! place), and the simple-query protocol. Replies are walked in the read buffer; rows are
-//! decoded only when the caller keeps them.
+//! execute a prepared statement (Bind + Execute + Sync in one write: the Bind's fixed part
+//! encoded once at prepare time, each parameter written in place after it), and the
+//! simple-query protocol. Replies are walked in the read buffer; rows are decoded only when the
+//! caller keeps them.
 
+use bytes::{BufMut, BytesMut};
 use fallible_iterator::FallibleIterator as _;
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
-use postgres_protocol::IsNull;
 
 use super::errors::{PgError, ServerError};
 use super::sql::Template;
@@ -14,8 +15,12 @@ use super::values::{binary_row, encode_param, text_row};
 use super::wire::Wire;
 use crate::db::{DbError, Fetch, QueryClass, QueryResult, Value};
 
-/// Result columns in binary format (one format code for all of them).
-const BINARY: [i16; 1] = [1];
+/// What follows a Bind's parameters: one result format code, binary, for all the columns; then
+/// Execute of the unnamed portal with no row limit (its length, 9, the portal's empty name and
+/// the limit 0). Sync comes last.
+const BIND_END_AND_EXECUTE: [u8; 14] = [0, 1, 0, 1, b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0];
+/// Execute's part of [`BIND_END_AND_EXECUTE`].
+const EXECUTE_BYTES: usize = 10;
 
 /// A statement prepared on the server.
 #[derive(Debug)]
@@ -24,6 +29,23 @@ pub struct Prepared {
     params: usize,
     /// The result columns' type oids; none for a statement without a row description.
     columns: Vec<u32>,
+    /// Its Bind message up to the parameters, encoded once: the tag, a length patched per
+    /// execution, the unnamed portal, the statement's name, no parameter format codes (every
+    /// parameter is text) and the parameter count.
+    bind_head: Vec<u8>,
+}
+
+impl Prepared {
+    fn new(name: String, params: usize, columns: Vec<u32>) -> Result<Self, PgError> {
+        let count = u16::try_from(params)
+            .map_err(|_| PgError::Protocol(format!("{params} parameters are more than a Bind message can carry")))?;
+        let mut bind_head = Vec::with_capacity(12 + name.len());
+        bind_head.extend_from_slice(b"B\0\0\0\0\0");
+        bind_head.extend_from_slice(name.as_bytes());
+        bind_head.extend_from_slice(&[0, 0, 0]);
+        bind_head.extend_from_slice(&count.to_be_bytes());
+        Ok(Self { name, params, columns, bind_head })
+    }
 }
 
 /// Prepares `templates` as statements `s<first>`, `s<first + 1>`, ..., each with its own Sync
@@ -49,7 +71,7 @@ pub async fn prepare_all(
         frontend::parse(&name, &template.numbered(), std::iter::empty(), &mut wire.out).map_err(protocol)?;
         frontend::describe(b'S', &name, &mut wire.out).map_err(protocol)?;
         wire.sync();
-        statements.push(Prepared { name, params: 0, columns: Vec::new() });
+        statements.push((name, 0, Vec::new()));
     }
     wire.send().await?;
     wire.shrink();
@@ -57,7 +79,7 @@ pub async fn prepare_all(
         wire.finish().await?;
     }
     let mut first_error = None;
-    for stmt in &mut statements {
+    for (_, params, columns) in &mut statements {
         let error = loop {
             let f = wire.frame().await?;
             match f.tag {
@@ -67,9 +89,9 @@ pub async fn prepare_all(
                 }
                 b'E' => break Some(wire.server_error(f)?),
                 b't' | b'T' => match wire.message(f)? {
-                    Message::ParameterDescription(body) => stmt.params = body.parameters().count()?,
+                    Message::ParameterDescription(body) => *params = body.parameters().count()?,
                     Message::RowDescription(body) => {
-                        stmt.columns = body.fields().map(|field| Ok(field.type_oid())).collect()?;
+                        *columns = body.fields().map(|field| Ok(field.type_oid())).collect()?;
                     }
                     _ => {}
                 },
@@ -81,7 +103,10 @@ pub async fn prepare_all(
             first_error.get_or_insert(e);
         }
     }
-    first_error.map_or(Ok(statements), |e| Err(PgError::Server(e)))
+    if let Some(e) = first_error {
+        return Err(PgError::Server(e));
+    }
+    statements.into_iter().map(|(name, params, columns)| Prepared::new(name, params, columns)).collect()
 }
 
 /// Executes a prepared statement. A statement with a row description is a read, even with no
@@ -92,12 +117,7 @@ pub async fn execute(wire: &mut Wire, stmt: &Prepared, params: &[Value], fetch: 
         return Err(PgError::Protocol(format!("expected {} parameters but got {}", stmt.params, params.len())));
     }
     wire.ready().await?;
-    let serialize =
-        |v: &Value, out: &mut bytes::BytesMut| Ok(if encode_param(v, out) { IsNull::No } else { IsNull::Yes });
-    // No parameter format codes: every parameter is text.
-    frontend::bind("", &stmt.name, [], params, serialize, BINARY, &mut wire.out)
-        .map_err(|_| PgError::Protocol("a parameter is too large for a Bind message".into()))?;
-    frontend::execute("", 0, &mut wire.out).map_err(|e| PgError::Protocol(e.to_string()))?;
+    encode_bind_execute(&mut wire.out, stmt, params)?;
     wire.sync();
     wire.send().await?;
 
@@ -105,7 +125,10 @@ pub async fn execute(wire: &mut Wire, stmt: &Prepared, params: &[Value], fetch: 
     let class = if reads { QueryClass::Read } else { QueryClass::Other };
     let mut out = QueryResult { class, columns: stmt.columns.len(), ..QueryResult::other() };
     loop {
-        let f = wire.frame().await?;
+        let f = match wire.buffered()? {
+            Ok(f) => f,
+            Err(_) => wire.frame().await?,
+        };
         match f.tag {
             b'D' => {
                 out.row_count += 1;
@@ -131,6 +154,30 @@ pub async fn execute(wire: &mut Wire, stmt: &Prepared, params: &[Value], fetch: 
         }
         wire.consume(f);
     }
+}
+
+/// Bind (the statement's head, then each parameter: its length, patched once written, and its
+/// text) and Execute into `out`; nothing is left in `out` when a parameter is too large.
+fn encode_bind_execute(out: &mut BytesMut, stmt: &Prepared, params: &[Value]) -> Result<(), PgError> {
+    let start = out.len();
+    let too_large = |out: &mut BytesMut| {
+        out.truncate(start);
+        PgError::Protocol("a parameter is too large for a Bind message".into())
+    };
+    out.extend_from_slice(&stmt.bind_head);
+    for v in params {
+        let at = out.len();
+        out.put_i32(-1); // NULL, unless a value follows
+        if encode_param(v, out) {
+            let Ok(len) = i32::try_from(out.len() - at - 4) else { return Err(too_large(out)) };
+            out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        }
+    }
+    out.extend_from_slice(&BIND_END_AND_EXECUTE);
+    // The length counts itself, not the tag.
+    let Ok(len) = i32::try_from(out.len() - EXECUTE_BYTES - start - 1) else { return Err(too_large(out)) };
+    out[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+    Ok(())
 }
 
 /// The simple-query protocol, as sysbench's `PQexec`. With several statements in one text, the
@@ -207,6 +254,24 @@ fn client(e: DbError) -> PgError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bind_and_execute_are_postgres_protocols_bytes() {
+        use postgres_protocol::IsNull;
+
+        let stmt = Prepared::new("s12".into(), 3, vec![25]).unwrap();
+        let params = [Value::Int(-42), Value::Null, Value::Text("x y".into())];
+        let mut ours = BytesMut::from(&b"left"[..]);
+        encode_bind_execute(&mut ours, &stmt, &params).unwrap();
+
+        let mut codec = BytesMut::from(&b"left"[..]);
+        let serialize = |v: &Value, out: &mut BytesMut| Ok(if encode_param(v, out) { IsNull::No } else { IsNull::Yes });
+        assert!(frontend::bind("", "s12", [], &params, serialize, [1], &mut codec).is_ok());
+        frontend::execute("", 0, &mut codec).unwrap();
+        assert_eq!(ours, codec);
+
+        assert!(Prepared::new("s0".into(), 70_000, Vec::new()).is_err());
+    }
 
     #[test]
     fn rows_affected_from_command_tags() {

@@ -85,26 +85,27 @@ impl Wire {
     /// changes and notifications, which may come at any time, are skipped.
     pub async fn frame(&mut self) -> Result<Frame, PgError> {
         loop {
-            let f = self.buffered().await?;
-            if matches!(f.tag, b'N' | b'S' | b'A') {
-                self.consume(f);
-            } else {
-                return Ok(f);
+            match self.buffered()? {
+                Ok(f) => return Ok(f),
+                Err(need) => self.fill(need).await?,
             }
         }
     }
 
-    async fn buffered(&mut self) -> Result<Frame, PgError> {
+    /// [`Wire::frame`] when the message is in the buffer already (a reply's messages after the
+    /// first usually are), without a future; else how many bytes the buffer must hold for it.
+    pub fn buffered(&mut self) -> Result<Result<Frame, usize>, PgError> {
         loop {
-            if let Some(header) = backend::Header::parse(&self.input)? {
-                let total = 1 + header.len() as usize;
-                if self.input.len() >= total {
-                    return Ok(Frame { tag: header.tag(), len: total - 5 });
-                }
-                self.fill(total).await?;
-            } else {
-                self.fill(5).await?;
+            let Some(header) = backend::Header::parse(&self.input)? else { return Ok(Err(5)) };
+            let total = 1 + header.len() as usize;
+            if self.input.len() < total {
+                return Ok(Err(total));
             }
+            let f = Frame { tag: header.tag(), len: total - 5 };
+            if !matches!(f.tag, b'N' | b'S' | b'A') {
+                return Ok(Ok(f));
+            }
+            self.consume(f);
         }
     }
 
