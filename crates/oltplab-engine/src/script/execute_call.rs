@@ -3,8 +3,8 @@
 //! API crossing (mlua's argument conversion, userdata borrow and protected call cost ~0.7 us an
 //! event; docs/lua.md, "What it costs").
 //!
-//! A parameter's `set` writes its value into a [`ParamSlot`] (a struct of LuaJIT's memory, no
-//! call); [`execute`] reads the slots, starts the statement and, on an engine thread with one
+//! A parameter is a [`ParamSlot`] (LuaJIT's memory, as sysbench's is a C buffer), which its
+//! `set` writes with no call; [`execute`] reads them, starts the statement and, on an engine thread with one
 //! connection, polls it once (as `resume.rs` does). Done without an error and without rows to
 //! hand over (a prepared statement's are discarded), it returns at once; anything else (not
 //! done, an error, a closed statement) is left in the statement's `started` slot and the Lua
@@ -21,15 +21,26 @@ use super::sql::{ParamKind, Stmt};
 use crate::db::{QueryClass, Value};
 use crate::driver::reply_wait;
 
-/// A parameter's value as runtime.lua's `oltplab_param` holds it (`param:set`).
+/// A bound parameter: runtime.lua's `oltplab_param`, a struct with its text buffer at its end.
 #[repr(C)]
 pub struct ParamSlot {
     /// 0 for nil (a parameter never set: LuaJIT zero-fills a new struct), [`NUMBER`] or [`STRING`].
     tag: i32,
+    /// [`ParamKind::code`]: the text buffer's size for a text.
+    kind: i32,
     number: f64,
-    /// A Lua string's bytes, which the parameter's table keeps alive (its `_value`).
-    text: *const u8,
     text_len: usize,
+    /// The first of the buffer's `kind` bytes (`param:set` copies at most that many).
+    text: [u8; 0],
+}
+
+/// A statement's call: runtime.lua's `oltplab_call`, the statement's address and its
+/// parameters'.
+#[repr(C)]
+pub struct Call {
+    stmt: *const Stmt,
+    n: u32,
+    params: [*const ParamSlot; 0],
 }
 
 const NUMBER: i32 = 1;
@@ -47,28 +58,28 @@ pub fn register(host: &Table) -> mlua::Result<()> {
     host.set("execute_call", LightUserData(f as *mut c_void))
 }
 
-type Execute = extern "C" fn(*const Stmt, *const *const ParamSlot, u32, *mut f64) -> i32;
+type Execute = extern "C" fn(*const Call, *mut f64) -> i32;
 
-/// Executes the statement `stmt` with the `n` parameters `slots` point to; writes a result
-/// set's row and field counts into `counts[0..2]`.
-extern "C" fn execute(stmt: *const Stmt, slots: *const *const ParamSlot, n: u32, counts: *mut f64) -> i32 {
+/// Executes `call`'s statement with its parameters; writes a result set's row and field counts
+/// into `counts[0..2]`.
+extern "C" fn execute(call: *const Call, counts: *mut f64) -> i32 {
     // A panic is the slow path's "internal error" (nothing started): never an unwind into LuaJIT.
     catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: runtime.lua passes `stmt` as its statement table's `_p`, the address of the
-        // `Stmt` that the same table's `_h` (its userdata) keeps alive; `slots` points to the
-        // table's `_slots`, `n` pointers to the `oltplab_param` structs its parameters keep alive;
-        // `counts` to a `double[2]` of the runtime. All of them live in this thread's Lua state,
-        // whose code is not running while this function does (it calls no Lua).
+        // SAFETY: runtime.lua passes its statement table's `_call`, which holds the address of
+        // the `Stmt` that the same table's `_h` (its userdata) keeps alive, and `n` pointers to
+        // the `oltplab_param`s that the table's `_params` keeps alive; `counts`, a `double[2]` of
+        // the runtime. All of them live in this thread's Lua state, whose code is not running
+        // while this function does (it calls no Lua).
         #[allow(unsafe_code)]
-        let (stmt, slots, counts) = unsafe {
-            let slots: &[*const ParamSlot] =
-                if n == 0 || slots.is_null() { &[] } else { std::slice::from_raw_parts(slots, n as usize) };
-            (&*stmt, slots.iter().map(|&p| &*p), &mut *counts.cast::<[f64; 2]>())
+        let (stmt, params, counts) = unsafe {
+            let call = &*call;
+            let params = std::slice::from_raw_parts(std::ptr::addr_of!(call.params).cast(), call.n as usize);
+            (&*call.stmt, params.iter().map(|&p: &*const ParamSlot| &*p), &mut *counts.cast::<[f64; 2]>())
         };
         if stmt.is_closed() {
             return SLOW_PATH;
         }
-        let mut op = stmt.start(stmt.params().iter().zip(slots).map(|(&kind, slot)| bound(kind, slot)));
+        let mut op = stmt.start(params.map(bound));
         if reply_wait::sole_connection() {
             if let Poll::Ready(done) = op.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
                 match done {
@@ -91,18 +102,18 @@ extern "C" fn execute(stmt: *const Stmt, slots: *const *const ParamSlot, n: u32,
     .unwrap_or(SLOW_PATH)
 }
 
-/// The value a slot binds to a parameter of type `kind`, as sysbench's buffer would hold it.
-fn bound(kind: ParamKind, slot: &ParamSlot) -> Value {
-    match (slot.tag, kind) {
+/// The value a parameter binds, as sysbench's buffer would hold it.
+fn bound(slot: &ParamSlot) -> Value {
+    match (slot.tag, ParamKind::of_code(i64::from(slot.kind))) {
         (NUMBER, ParamKind::Int) => Value::Int(slot.number as i64), // truncated, as LuaJIT's int64
         (NUMBER, ParamKind::Double) => Value::Text(number_text(slot.number)),
-        (NUMBER, ParamKind::Text { max_len }) => Value::Text(truncated(&number_text(slot.number), max_len)),
+        (NUMBER, ParamKind::Text { max_len }) => Value::Text(text(number_text(slot.number).as_bytes(), max_len)),
         (STRING, ParamKind::Text { max_len }) => {
-            // SAFETY: `text` and `text_len` are the bytes of a Lua string that the parameter's
-            // table holds (runtime.lua's `param:set`), so alive during this call.
+            // SAFETY: `param:set` wrote `text_len` bytes, at most the buffer's `kind`, into it.
             #[allow(unsafe_code)]
-            let bytes = unsafe { std::slice::from_raw_parts(slot.text, slot.text_len) };
-            Value::Text(truncated(&String::from_utf8_lossy(bytes), max_len))
+            let bytes =
+                unsafe { std::slice::from_raw_parts(std::ptr::addr_of!(slot.text).cast::<u8>(), slot.text_len) };
+            Value::Text(text(bytes, max_len))
         }
         // `param:set` stores nothing else (a string for a number parameter is refused there).
         _ => Value::Null,
@@ -120,43 +131,49 @@ fn number_text(n: f64) -> String {
     }
 }
 
-/// The first `max_len` bytes of `s`, cut at a character boundary.
-fn truncated(s: &str, max_len: usize) -> String {
-    let mut end = s.len().min(max_len);
-    while !s.is_char_boundary(end) {
-        end -= 1;
+/// `bytes` as text, a character its cut split left out, as before (the engine cut the whole
+/// string at a character boundary).
+fn text(bytes: &[u8], max_len: usize) -> String {
+    let bytes = &bytes[..bytes.len().min(max_len)];
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(e) if e.error_len().is_none() => String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     }
-    s[..end].to_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn slot_number(n: f64) -> ParamSlot {
-        ParamSlot { tag: NUMBER, number: n, text: std::ptr::null(), text_len: 0 }
+    fn slot(tag: i32, kind: ParamKind, number: f64) -> ParamSlot {
+        ParamSlot { tag, kind: kind.code() as i32, number, text_len: 0, text: [] }
+    }
+
+    fn as_text(v: Value) -> String {
+        match v {
+            Value::Text(s) => s,
+            _ => panic!("not text"),
+        }
     }
 
     #[test]
     fn numbers_bind_as_sysbench_buffers_hold_them() {
-        assert!(matches!(bound(ParamKind::Int, &slot_number(42.9)), Value::Int(42)));
-        assert!(matches!(bound(ParamKind::Int, &slot_number(-3.5)), Value::Int(-3)));
-        let text = |kind, n| match bound(kind, &slot_number(n)) {
-            Value::Text(s) => s,
-            _ => panic!("not text"),
-        };
-        assert_eq!(text(ParamKind::Double, 3.0), "3");
-        assert_eq!(text(ParamKind::Double, 0.25), "0.25");
-        assert_eq!(text(ParamKind::Double, -0.0), "-0");
-        assert_eq!(text(ParamKind::Text { max_len: 3 }, 123_456.0), "123");
-        assert!(matches!(bound(ParamKind::Int, &ParamSlot { tag: 0, ..slot_number(1.0) }), Value::Null));
+        assert!(matches!(bound(&slot(NUMBER, ParamKind::Int, 42.9)), Value::Int(42)));
+        assert!(matches!(bound(&slot(NUMBER, ParamKind::Int, -3.5)), Value::Int(-3)));
+        assert_eq!(as_text(bound(&slot(NUMBER, ParamKind::Double, 3.0))), "3");
+        assert_eq!(as_text(bound(&slot(NUMBER, ParamKind::Double, 0.25))), "0.25");
+        assert_eq!(as_text(bound(&slot(NUMBER, ParamKind::Double, -0.0))), "-0");
+        assert_eq!(as_text(bound(&slot(NUMBER, ParamKind::Text { max_len: 3 }, 123_456.0))), "123");
+        assert!(matches!(bound(&slot(0, ParamKind::Int, 1.0)), Value::Null));
     }
 
     #[test]
-    fn strings_are_copied_and_cut_at_a_character() {
-        let s = "héllo";
-        let slot = ParamSlot { tag: STRING, number: 0.0, text: s.as_ptr(), text_len: s.len() };
-        assert!(matches!(bound(ParamKind::Text { max_len: 2 }, &slot), Value::Text(t) if t == "h"));
-        assert!(matches!(bound(ParamKind::Text { max_len: 10 }, &slot), Value::Text(t) if t == s));
+    fn a_text_cut_inside_a_character_leaves_it_out() {
+        let s = "héllo".as_bytes();
+        assert_eq!(text(s, 2), "h");
+        assert_eq!(text(s, 3), "hé");
+        assert_eq!(text(s, 10), "héllo");
+        assert_eq!(text(b"a\xffb", 3), "a\u{fffd}b");
     }
 }

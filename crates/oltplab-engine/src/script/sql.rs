@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mlua::{AnyUserData, LightUserData, Lua, MultiValue, UserData, Value as LuaValue, Variadic};
+use mlua::{AnyUserData, LightUserData, Lua, MultiValue, UserData, Value as LuaValue};
 
 use super::ctx::{CtxHandle, LocalFuture, ThreadCtx};
 use super::resume::set_async;
@@ -54,7 +54,6 @@ pub struct Stmt {
     id: StmtId,
     /// For the driver's error line, as sysbench's drivers print it.
     sql: Arc<str>,
-    params: RefCell<Vec<ParamKind>>,
     /// The parameters' values, a buffer each execution reuses.
     values: RefCell<Vec<Value>>,
     closed: Cell<bool>,
@@ -68,10 +67,6 @@ type Execution = LocalFuture<'static, (Result<QueryResult, DbError>, Vec<Value>)
 impl Stmt {
     pub fn is_closed(&self) -> bool {
         self.closed.get()
-    }
-
-    pub fn params(&self) -> std::cell::Ref<'_, Vec<ParamKind>> {
-        self.params.borrow()
     }
 
     /// Starts executing the statement with `values` (written into its reused buffer).
@@ -122,7 +117,7 @@ pub enum ParamKind {
 
 impl ParamKind {
     /// `bind_create`'s code for runtime.lua: -1 an integer, -2 a double, else a text's length.
-    fn code(self) -> i64 {
+    pub fn code(self) -> i64 {
         match self {
             Self::Int => -1,
             Self::Double => -2,
@@ -130,7 +125,7 @@ impl ParamKind {
         }
     }
 
-    fn of_code(code: i64) -> Self {
+    pub fn of_code(code: i64) -> Self {
         match code {
             -1 => Self::Int,
             -2 => Self::Double,
@@ -218,7 +213,6 @@ fn register_connections(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
                     conn,
                     id,
                     sql,
-                    params: RefCell::default(),
                     values: RefCell::default(),
                     closed: Cell::new(false),
                     started: RefCell::default(),
@@ -275,18 +269,10 @@ fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             let kind = match btype {
                 TYPE_TINYINT..=TYPE_BIGINT => ParamKind::Int,
                 TYPE_FLOAT | TYPE_DOUBLE => ParamKind::Double,
-                TYPE_CHAR | TYPE_VARCHAR => ParamKind::Text { max_len: max_len.unwrap_or(0) },
+                TYPE_CHAR | TYPE_VARCHAR => ParamKind::Text { max_len: max_len.unwrap_or(0).min(i32::MAX as usize) },
                 other => return Err(mlua::Error::runtime(format!("Unsupported argument type: {other}"))),
             };
             Ok(kind.code())
-        })?,
-    )?;
-    host.set(
-        "bind_param",
-        lua.create_function(|_, (stmt, codes): (AnyUserData, Variadic<i64>)| {
-            *stmt.borrow::<StmtHandle>()?.0.params.borrow_mut() =
-                codes.iter().map(|&c| ParamKind::of_code(c)).collect();
-            Ok(())
         })?,
     )?;
     set_async(lua, host, "close", |_, stmt: AnyUserData| async move {
@@ -295,7 +281,6 @@ fn register_statements(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
             if s.closed.replace(true) {
                 return Ok(());
             }
-            s.params.borrow_mut().clear();
             (Rc::clone(&s.conn), s.id)
         };
         // As mysql_stmt_close(): the server forgets it (a closed connection has nothing to close).

@@ -87,13 +87,14 @@ local sql_type = {
   DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
 }
 local sql_error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
--- A bound parameter's value, which the engine reads when its statement executes (below).
+-- A bound parameter, and a statement's call of the engine (script/execute_call.rs: ParamSlot,
+-- Call): C memory that `set` writes and the engine reads when the statement executes (below).
 ffi.cdef [[
-typedef struct { int32_t tag; double number; const char *text; size_t text_len; } oltplab_param;
+typedef struct { int32_t tag; int32_t kind; double number; size_t text_len; char text[?]; } oltplab_param;
+typedef struct { void *stmt; uint32_t n; oltplab_param *params[?]; } oltplab_call;
 ]]
-local param_t, param_ptrs_t = ffi.typeof("oltplab_param"), ffi.typeof("oltplab_param *[?]")
+local param_t, call_t = ffi.typeof("oltplab_param"), ffi.typeof("oltplab_call")
 local NIL, NUMBER, STRING = 0, 1, 2
-local no_slots = param_ptrs_t(0)
 local RESTART_EVENT = 1
 
 local driver_methods, connection_methods, statement_methods, result_methods = {}, {}, {}, {}
@@ -205,9 +206,10 @@ function connection_methods.prepare(self, query)
   if h == nil then
     return failed(self, query, address_or_class, errno, state, message)
   end
-  -- `_h` keeps the engine's statement alive, `_p` is its address for execute_call.
-  return setmetatable({ _h = h, _p = ffi.cast("void *", address_or_class), connection = self, _params = {},
-                        _slots = no_slots, _nparams = 0 }, statement_mt)
+  -- `_h` keeps the engine's statement alive; `_call` holds its address for execute_call.
+  local call = call_t(0)
+  call.stmt = address_or_class
+  return setmetatable({ _h = h, connection = self, _params = false, _call = call }, statement_mt)
 end
 
 function connection_methods.bulk_insert_init(self, query)
@@ -241,40 +243,48 @@ function connection_methods.reconnect(self)
   return true
 end
 
--- A bound parameter: `set` writes its value into `_slot`, a struct the engine reads when the
--- statement executes (script/execute_call.rs: ParamSlot), with no call into the engine, as
--- sysbench's `set` writes its C buffer. The engine converts it as `_kind` says (the type
--- host.bind_create checked: -1 an integer, -2 a double, else a text's maximum length). A string
--- is its bytes' address: `_value` keeps it alive.
+-- A bound parameter is an `oltplab_param` (cdata, no Lua table), as sysbench's is a C buffer:
+-- `set` writes a number, or copies a string's first `kind` bytes into its text buffer, with no
+-- call into the engine. `kind` is the type host.bind_create checked: -1 an integer, -2 a
+-- double, else a text's maximum length (the buffer's size).
 local param_methods = {}
-local param_mt = { __index = namespace("sql_param", param_methods), __tostring = function() return "<sql_param>" end }
+ffi.metatype(param_t, { __index = namespace("sql_param", param_methods),
+                        __tostring = function() return "<sql_param>" end })
+
+local function set_text(self, value)
+  local len = #value
+  if len > self.kind then
+    len = self.kind
+  end
+  ffi.copy(self.text, value, len)
+  self.tag, self.text_len = STRING, len
+end
 
 function param_methods.set(self, value)
-  local t, slot = type(value), self._slot
+  local t = type(value)
   if t == "number" then
-    slot.tag, slot.number = NUMBER, value
-  elseif t == "string" and self._kind >= 0 then
-    slot.tag, slot.text, slot.text_len = STRING, value, #value
+    self.tag, self.number = NUMBER, value
+  elseif t == "string" and self.kind >= 0 then
+    set_text(self, value)
   elseif t == "nil" then
-    slot.tag = NIL
+    self.tag = NIL
   else
     error(format("cannot bind a %s to this parameter", t), caller_level())
   end
-  self._value = value
 end
 
 function param_methods.set_rand_str(self, fmt)
-  if self._kind < 0 then
+  if self.kind < 0 then
     error("Unsupported argument type: set_rand_str() needs a CHAR or VARCHAR", caller_level())
   end
-  local value = host.rand_string(fmt)
-  local slot = self._slot
-  slot.tag, slot.text, slot.text_len = STRING, value, #value
-  self._value = value
+  set_text(self, host.rand_string(fmt))
 end
 
 function statement_methods.bind_create(self, btype, max_len)
-  return setmetatable({ _kind = host.bind_create(btype, max_len), _slot = param_t() }, param_mt)
+  local kind = host.bind_create(btype, max_len)
+  local param = param_t(kind > 0 and kind or 0)
+  param.kind = kind
+  return param
 end
 
 function statement_methods.bind_param(self, ...)
@@ -283,24 +293,22 @@ function statement_methods.bind_param(self, ...)
     return nil
   end
   local params = { ... }
+  local call = call_t(n)
+  call.stmt, call.n = self._call.stmt, n
   for i = 1, n do
-    if getmetatable(params[i]) ~= param_mt then
+    if not ffi.istype(param_t, params[i]) then
       error(format("bind_param: argument %d is not a parameter of bind_create()", i), caller_level())
     end
+    call.params[i - 1] = params[i]
   end
-  local kinds, slots = {}, param_ptrs_t(n)
-  for i = 1, n do
-    kinds[i], slots[i - 1] = params[i]._kind, params[i]._slot
-  end
-  host.bind_param(self._h, unpack(kinds, 1, n))
-  -- `_params` keeps the slots that `_slots` points to alive.
-  self._params, self._slots, self._nparams = params, slots, n
+  -- `_params` keeps the parameters that `_call` points to alive.
+  self._params, self._call = params, call
   return 0
 end
 
 -- execute_call's answers (script/execute_call.rs), and where it writes a result set's counts:
 -- read right after the call, which nothing can run between.
-local execute_call = ffi.cast("int32_t (*)(void *, oltplab_param *const *, uint32_t, double *)", host.execute_call)
+local execute_call = ffi.cast("int32_t (*)(const oltplab_call *, double *)", host.execute_call)
 local DONE_RESULT_SET, DONE = 1, 0
 local counts = ffi.new("double[2]")
 local PREPARED = "<prepared statement>"
@@ -308,7 +316,7 @@ local PREPARED = "<prepared statement>"
 -- A C call that LuaJIT compiles into the event's trace; what it does not finish at once (a
 -- statement not done, an error, a closed statement) it leaves to `host.execute`.
 function statement_methods.execute(self)
-  local done = execute_call(self._p, self._slots, self._nparams, counts)
+  local done = execute_call(self._call, counts)
   if done == DONE_RESULT_SET then
     return answer(self.connection, PREPARED, counts[0], counts[1], false)
   elseif done == DONE then
