@@ -57,12 +57,12 @@ impl Stream {
         }
     }
 
-    /// What arrives next, waited for in `poll(2)` outside the runtime (`driver/reply_wait.rs`);
-    /// `None`: read through the runtime.
+    /// What arrives next, waited for outside the runtime (`driver/reply_wait.rs`): in `recv(2)`
+    /// over TCP, in `poll(2)` on a Unix socket; `None`: read through the runtime.
     pub fn read_soon<B: BufMut>(&mut self, buf: &mut B) -> Option<io::Result<usize>> {
         match self {
-            Stream::Tcp(s) => reply_wait::read_soon(&*s, buf),
-            Stream::Unix(s) => reply_wait::read_soon(&*s, buf),
+            Stream::Tcp(s) => reply_wait::recv_soon(&*s, buf),
+            Stream::Unix(s) => reply_wait::poll_soon(&*s, buf),
             // rustls may hold decrypted bytes already: its own reads decide.
             Stream::Tls(_) => None,
         }

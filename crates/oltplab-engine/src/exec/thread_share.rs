@@ -46,7 +46,7 @@ pub struct Steps {
     pub abandon: Stop,
     /// The clock stopped: say goodbye.
     pub close: Stop,
-    /// Rung when the run stops or abandons: a sole connection's wait in poll(2) ends.
+    /// Rung when the run stops or abandons: a sole connection's wait for its reply ends.
     pub doorbell: Option<Doorbell>,
 }
 
@@ -91,7 +91,7 @@ pub async fn run_share(share: Share) {
     };
     // The thread's connections see the run's stop through this thread's own view of it.
     let local_stop = LocalStop::default();
-    // A thread with one connection waits for its replies in poll(2) (`driver/reply_wait.rs`).
+    // A thread with one connection waits for its replies itself (`driver/reply_wait.rs`).
     let sole = steps.doorbell.as_ref().filter(|_| connections.len() == 1).map(SoleConnection::claim);
     let mut workers = JoinSet::new();
     for (local, conn) in connections.iter().zip(conns) {
@@ -144,7 +144,7 @@ pub struct Shares {
     finished: Vec<oneshot::Receiver<Finished>>,
     abandon: Stop,
     close: Stop,
-    /// End the waits in poll(2) of threads that own one connection (`driver/reply_wait.rs`):
+    /// End the waits for a reply of threads that own one connection (`driver/reply_wait.rs`):
     /// one per thread, as every wait adds itself to its doorbell's wait queue, which threads
     /// sharing one would all lock; a thread without one (no eventfd to be had) waits in the
     /// runtime for every reply.
@@ -232,7 +232,7 @@ impl Shares {
     }
 
     /// Hands every thread back to its runtime (the run stops): a worker waiting for its reply
-    /// in poll(2) waits in the runtime instead, where the stop reaches it.
+    /// itself waits in the runtime instead, where the stop reaches it.
     pub fn wake(&self) {
         for doorbell in &self.doorbells {
             doorbell.ring();
@@ -253,7 +253,8 @@ impl Shares {
 }
 
 impl Drop for Shares {
-    /// A run that ends early (an error, its future dropped) leaves no thread in poll(2).
+    /// A run that ends early (an error, its future dropped) leaves no thread waiting outside the
+    /// runtime.
     fn drop(&mut self) {
         self.wake();
     }
