@@ -5,21 +5,21 @@
 //!
 //! A parameter is a [`ParamSlot`] (LuaJIT's memory, as sysbench's is a C buffer), which its
 //! `set` writes with no call; [`execute`] reads them, starts the statement and, on an engine
-//! thread with one connection, polls it once (as `resume.rs` does). Done without an error and without rows to
-//! hand over (a prepared statement's are discarded), it returns at once; anything else (not
-//! done, an error, a closed statement) is left in the statement's `started` slot and the Lua
-//! side takes the slow path, `host.execute` (sql.rs), which yields, raises or reconnects as
-//! before. Nothing here runs Lua code, raises a Lua error or unwinds into LuaJIT's frames.
+//! thread with one connection, polls it once (`resume.rs`'s `done_at_once`). Done without an
+//! error and without rows to hand over (a prepared statement's are discarded), it returns at
+//! once; anything else (not done, an error, a closed statement) is left in the statement's
+//! `started` slot and the Lua side takes the slow path, `host.execute` (sql.rs), which yields,
+//! raises or reconnects as before. Nothing here runs Lua code, raises a Lua error or unwinds
+//! into LuaJIT's frames.
 
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::task::{Context, Poll, Waker};
 
 use mlua::{LightUserData, Table};
 
+use super::resume::done_at_once;
 use super::sql::{ParamKind, Stmt};
 use crate::db::{QueryClass, Value};
-use crate::driver::reply_wait;
 
 /// A bound parameter: runtime.lua's `oltplab_param`, a struct with its text buffer at its end.
 #[repr(C)]
@@ -80,21 +80,18 @@ extern "C" fn execute(call: *const Call, counts: *mut f64) -> i32 {
             return SLOW_PATH;
         }
         let mut op = stmt.start(params.map(bound));
-        if reply_wait::sole_connection() {
-            if let Poll::Ready(done) = op.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                match done {
-                    (Ok(result), values) if result.rows.is_empty() => {
-                        stmt.finished(values, result.class);
-                        if result.class != QueryClass::Read {
-                            return DONE;
-                        }
-                        *counts = [result.row_count as f64, result.columns as f64];
-                        return DONE_RESULT_SET;
-                    }
-                    // An error or rows: the slow path's, with the outcome (the future is spent).
-                    done => op = Box::pin(std::future::ready(done)),
+        match done_at_once(&mut op) {
+            Some((Ok(result), values)) if result.rows.is_empty() => {
+                stmt.finished(values, result.class);
+                if result.class != QueryClass::Read {
+                    return DONE;
                 }
+                *counts = [result.row_count as f64, result.columns as f64];
+                return DONE_RESULT_SET;
             }
+            // An error or rows: the slow path's, with the outcome (the future is spent).
+            Some(done) => op = Box::pin(std::future::ready(done)),
+            None => {}
         }
         stmt.leave(op);
         SLOW_PATH

@@ -14,6 +14,7 @@
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
@@ -77,19 +78,29 @@ where
     let start = lua.create_function(move |lua, args: A| {
         let (fut, owned) = (f(lua.clone(), args), lua.clone());
         let mut op: Op = Box::pin(async move { fut.await?.into_lua_multi(&owned) });
-        // Polled here only where it is likely done: elsewhere the first poll is a waste. The
-        // no-op waker is sound: a resource that is not ready registers the waker of its latest
-        // poll, which is `drive`'s with the task's own, and keeps readiness that came between.
-        if reply_wait::sole_connection() {
-            if let Poll::Ready(done) = op.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                let (ok, values) = outcome(lua, done)?;
-                return Ok((Some(ok), values));
-            }
+        if let Some(done) = done_at_once(&mut op) {
+            let (ok, values) = outcome(lua, done)?;
+            return Ok((Some(ok), values));
         }
         *pending.0.borrow_mut() = Some(op);
         Ok((None, MultiValue::new())) // nil: the wrapper yields
     })?;
     started.set(name, start)
+}
+
+/// `op`'s outcome if its first poll finishes it. Polled only on an engine thread whose one
+/// connection waits for its replies itself (`driver/reply_wait.rs`), where a statement is done
+/// in that poll; elsewhere the first poll is a waste. The no-op waker is sound: a resource that
+/// is not ready registers the waker of its latest poll, which is `drive`'s with the task's own,
+/// and keeps readiness that came between.
+pub fn done_at_once<F: Future + Unpin>(op: &mut F) -> Option<F::Output> {
+    if !reply_wait::sole_connection() {
+        return None;
+    }
+    match Pin::new(op).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(done) => Some(done),
+        Poll::Pending => None,
+    }
 }
 
 /// Calls `f(args)` in a coroutine of its own, awaiting the operations it starts, until it returns.
