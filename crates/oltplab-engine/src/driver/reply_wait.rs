@@ -162,7 +162,7 @@ pub async fn write_all<S: AsFd + AsyncWrite + Unpin>(socket: &mut S, buf: &[u8])
 
 /// How many bytes of `buf` a sole connection's `socket` took at once (0: not a sole connection,
 /// or it takes none now).
-fn send_soon(socket: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+pub fn send_soon(socket: impl AsFd, buf: &[u8]) -> io::Result<usize> {
     if !sole_connection() {
         return Ok(0);
     }

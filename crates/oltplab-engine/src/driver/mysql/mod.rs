@@ -10,6 +10,7 @@ mod connect;
 mod errors;
 mod handshake;
 mod load;
+mod reply;
 mod result;
 mod session;
 mod wire;

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use mysql_common::constants::CapabilityFlags;
 use mysql_common::io::ParseBuf;
-use mysql_common::packets::Column;
 
 use super::errors::Error;
-use super::result::decode_row;
+pub use super::reply::Done;
+use super::reply::{Reply, Step};
 use super::wire::Wire;
 use crate::db::Value;
 
@@ -19,8 +19,6 @@ const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_CLOSE: u8 = 0x19;
-/// `SERVER_MORE_RESULTS_EXISTS`: another result follows this one.
-const MORE_RESULTS: u16 = 0x0008;
 /// The binary protocol's parameter types: signed 64-bit integers, strings, NULL.
 const TYPE_LONGLONG: u8 = 0x08;
 const TYPE_VAR_STRING: u8 = 0xFD;
@@ -35,19 +33,6 @@ pub struct Session {
     wire: Wire,
     /// `CLIENT_DEPRECATE_EOF`: results end with an OK packet, and no EOF follows column lists.
     deprecate_eof: bool,
-}
-
-/// What a statement returned, apart from the rows kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Done {
-    /// It returned a result set (its first result did).
-    pub result_set: bool,
-    /// Rows of the first result set, and its columns.
-    pub rows: u64,
-    pub columns: u64,
-    /// Rows changed, and warnings, from the first result's OK packet.
-    pub affected: u64,
-    pub warnings: u16,
 }
 
 /// A prepared statement and its execute packet up to the parameter values, built at its first
@@ -153,7 +138,9 @@ impl Session {
             )));
         }
         stmt.encode(self.wire.command(), params);
-        self.wire.send().await?;
+        if !self.wire.send_now()? {
+            self.wire.send_rest().await?;
+        }
         self.read_result(true, keep, None).await
     }
 
@@ -162,86 +149,27 @@ impl Session {
         self.wire.quit().await;
     }
 
-    /// Reads every result of one command; returns the first one's counts.
+    /// Reads every result of one command; returns the first one's counts. Its packets are
+    /// walked in a plain loop while they are buffered or a sole connection's `recv(2)` brings
+    /// them; the socket is awaited only when neither does (`reply.rs`).
     async fn read_result(
         &mut self,
         binary: bool,
         mut keep: Option<&mut Vec<Vec<Value>>>,
         infile: Option<&[u8]>,
     ) -> Result<Done, Error> {
-        let mut first: Option<Done> = None;
+        let mut reply = Reply::new(binary, self.deprecate_eof);
         loop {
-            let packet = self.wire.read().await?;
-            let (done, status) = match packet.first() {
-                Some(0x00) => {
-                    let ok = OkPacket::parse(&packet[1..])?;
-                    (Done { affected: ok.affected, warnings: ok.warnings, ..Done::default() }, ok.status)
-                }
-                Some(0xFF) => return Err(server_error(packet)),
-                Some(0xFB) => {
-                    self.send_infile(infile).await?;
-                    continue;
-                }
-                _ => {
-                    let columns = ParseBuf(packet)
-                        .checked_eat_lenenc_int()
-                        .ok_or_else(|| Error::Protocol("a result without a column count".into()))?;
-                    let keep = if first.is_none() { keep.as_deref_mut() } else { None };
-                    self.read_rows(columns, binary, keep).await?
-                }
+            let step = match self.wire.packet_now() {
+                Some(packet) => reply.walk(packet?, keep.as_deref_mut())?,
+                None => reply.walk(self.wire.read().await?, keep.as_deref_mut())?,
             };
-            first.get_or_insert(done);
-            if status & MORE_RESULTS == 0 {
-                break;
-            }
-        }
-        self.wire.relax();
-        Ok(first.unwrap_or_default())
-    }
-
-    /// One result set after its column count: the column definitions (parsed only when rows
-    /// are kept), then the rows up to the packet that ends them.
-    async fn read_rows(
-        &mut self,
-        columns: u64,
-        binary: bool,
-        mut keep: Option<&mut Vec<Vec<Value>>>,
-    ) -> Result<(Done, u16), Error> {
-        let mut defs = Vec::new();
-        for _ in 0..columns {
-            let packet = self.wire.read().await?;
-            if keep.is_some() {
-                defs.push(ParseBuf(packet).parse::<Column>(()).map_err(|e| bad_packet("a column definition", &e))?);
-            }
-        }
-        if !self.deprecate_eof {
-            self.wire.read().await?;
-        }
-        // Only rows kept need their columns (and this allocation).
-        let defs: Option<Arc<[Column]>> = keep.is_some().then(|| defs.into());
-        let mut done = Done { result_set: true, columns, ..Done::default() };
-        loop {
-            let packet = match self.wire.take_buffered() {
-                Some(packet) => packet?,
-                None => self.wire.read().await?,
-            };
-            match packet.first() {
-                // The end: an OK packet with an EOF header, or an EOF packet (a text row can only
-                // start with 0xFE when it is 16 MiB or larger).
-                Some(0xFE) if packet.len() < 0xFF_FFFF => {
-                    let status = if self.deprecate_eof {
-                        OkPacket::parse(&packet[1..])?.status
-                    } else {
-                        packet.get(3..5).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
-                    };
-                    return Ok((done, status));
-                }
-                Some(0xFF) => return Err(server_error(packet)),
-                _ => {
-                    done.rows += 1;
-                    if let (Some(rows), Some(defs)) = (keep.as_deref_mut(), &defs) {
-                        rows.push(decode_row(packet, defs, binary)?);
-                    }
+            match step {
+                Step::More => {}
+                Step::Infile => self.send_infile(infile).await?,
+                Step::Done(done) => {
+                    self.wire.relax();
+                    return Ok(done);
                 }
             }
         }
@@ -340,14 +268,14 @@ fn put_lenenc(out: &mut Vec<u8>, n: u64) {
 }
 
 /// The parts of an OK packet (after its header byte) that a benchmark reads.
-struct OkPacket {
-    affected: u64,
-    status: u16,
-    warnings: u16,
+pub struct OkPacket {
+    pub affected: u64,
+    pub status: u16,
+    pub warnings: u16,
 }
 
 impl OkPacket {
-    fn parse(body: &[u8]) -> Result<Self, Error> {
+    pub fn parse(body: &[u8]) -> Result<Self, Error> {
         let mut buf = ParseBuf(body);
         let parsed = (|| {
             let affected = buf.checked_eat_lenenc_int()?;
@@ -370,9 +298,6 @@ pub fn server_error(packet: &[u8]) -> Error {
     Error::Server { code, state, message: String::from_utf8_lossy(message).into_owned() }
 }
 
-fn bad_packet(what: &str, e: &std::io::Error) -> Error {
-    Error::Protocol(format!("cannot read {what}: {e}"))
-}
 
 #[cfg(test)]
 mod tests {
