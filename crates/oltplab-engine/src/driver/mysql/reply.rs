@@ -13,7 +13,6 @@ use mysql_common::packets::Column;
 
 use super::errors::Error;
 use super::result::decode_row;
-use super::session::{server_error, OkPacket};
 use crate::db::Value;
 
 /// `SERVER_MORE_RESULTS_EXISTS`: another result follows this one.
@@ -41,6 +40,13 @@ pub enum Step {
     /// The server asks for the `LOAD DATA LOCAL INFILE` file; its answer follows it.
     Infile,
     Done(Done),
+}
+
+impl Step {
+    /// The step that ends a walk of packets: any but [`Step::More`].
+    pub fn end(self) -> Option<Step> {
+        (self != Step::More).then_some(self)
+    }
 }
 
 /// Where a reply's walk is.
@@ -81,6 +87,7 @@ impl Reply {
     }
 
     /// Walks the reply's next packet; the first result's rows are decoded into `keep` when given.
+    #[inline]
     pub fn walk(&mut self, packet: &[u8], keep: Option<&mut Vec<Vec<Value>>>) -> Result<Step, Error> {
         let keep = keep.filter(|_| self.first.is_none());
         match self.at {
@@ -103,7 +110,8 @@ impl Reply {
             },
             At::Columns(left) => {
                 if keep.is_some() {
-                    let def = ParseBuf(packet).parse::<Column>(()).map_err(|e| bad_packet("a column definition", &e))?;
+                    let def =
+                        ParseBuf(packet).parse::<Column>(()).map_err(|e| bad_packet("a column definition", &e))?;
                     self.defs.push(def);
                 }
                 self.at = At::Columns(left - 1);
@@ -159,6 +167,37 @@ impl Reply {
     }
 }
 
+/// The parts of an OK packet (after its header byte) that a benchmark reads.
+pub struct OkPacket {
+    pub affected: u64,
+    pub status: u16,
+    pub warnings: u16,
+}
+
+impl OkPacket {
+    pub fn parse(body: &[u8]) -> Result<Self, Error> {
+        let mut buf = ParseBuf(body);
+        let parsed = (|| {
+            let affected = buf.checked_eat_lenenc_int()?;
+            buf.checked_eat_lenenc_int()?; // last insert id
+            Some(OkPacket { affected, status: buf.checked_eat_u16_le()?, warnings: buf.checked_eat_u16_le()? })
+        })();
+        parsed.ok_or_else(|| Error::Protocol("a short OK packet".into()))
+    }
+}
+
+/// An ERR packet: its code, SQL state (`#` and five characters, when present) and message.
+pub fn server_error(packet: &[u8]) -> Error {
+    let code = packet.get(1..3).map_or(0, |c| u16::from_le_bytes([c[0], c[1]]));
+    let mut message = packet.get(3..).unwrap_or_default();
+    let mut state = String::new();
+    if message.first() == Some(&b'#') && message.len() >= 6 {
+        state = String::from_utf8_lossy(&message[1..6]).into_owned();
+        message = &message[6..];
+    }
+    Error::Server { code, state, message: String::from_utf8_lossy(message).into_owned() }
+}
+
 fn bad_packet(what: &str, e: &std::io::Error) -> Error {
     Error::Protocol(format!("cannot read {what}: {e}"))
 }
@@ -181,6 +220,19 @@ mod tests {
         }
         p.extend_from_slice(&[0x0C, 0x3F, 0, 11, 0, 0, 0, 0x03, 0, 0, 0, 0, 0]);
         p
+    }
+
+    #[test]
+    fn errors_and_ok_packets_are_read_as_the_protocol_writes_them() {
+        let Error::Server { code, state, message } = server_error(b"\xff\x15\x04#28000Access denied") else { panic!() };
+        assert_eq!((code, state.as_str(), message.as_str()), (1045, "28000", "Access denied"));
+        let Error::Server { code, state, message } = server_error(b"\xff\x10\x04Too many connections") else {
+            panic!()
+        };
+        assert_eq!((code, state.as_str(), message.as_str()), (1040, "", "Too many connections"));
+        let ok = OkPacket::parse(b"\x03\x00\x02\x00\x01\x00").unwrap();
+        assert_eq!((ok.affected, ok.status, ok.warnings), (3, 2, 1));
+        assert!(OkPacket::parse(b"\x03").is_err());
     }
 
     #[test]

@@ -1,17 +1,16 @@
 //! The command phase of one authenticated connection: `COM_QUERY`, `COM_STMT_PREPARE`,
 //! `COM_STMT_EXECUTE` and `LOAD DATA LOCAL INFILE`'s file transfer. A result's rows are walked
-//! in the read buffer and dropped without being decoded, unless the caller keeps them (TPC-C,
+//! in the read buffer (reply.rs) and dropped without being decoded, unless the caller keeps them (TPC-C,
 //! SHOW, scripts): sysbench's OLTP workloads only count them, as libmysqlclient's
 //! `mysql_stmt_store_result` does.
 
 use std::sync::Arc;
 
 use mysql_common::constants::CapabilityFlags;
-use mysql_common::io::ParseBuf;
 
 use super::errors::Error;
 pub use super::reply::Done;
-use super::reply::{Reply, Step};
+use super::reply::{server_error, Reply, Step};
 use super::wire::Wire;
 use crate::db::Value;
 
@@ -160,8 +159,9 @@ impl Session {
     ) -> Result<Done, Error> {
         let mut reply = Reply::new(binary, self.deprecate_eof);
         loop {
-            let step = match self.wire.packet_now() {
-                Some(packet) => reply.walk(packet?, keep.as_deref_mut())?,
+            let walked = self.wire.walk_now(|packet| reply.walk(packet, keep.as_deref_mut()).map(Step::end));
+            let step = match walked {
+                Some(step) => step?,
                 None => reply.walk(self.wire.read().await?, keep.as_deref_mut())?,
             };
             match step {
@@ -267,40 +267,10 @@ fn put_lenenc(out: &mut Vec<u8>, n: u64) {
     }
 }
 
-/// The parts of an OK packet (after its header byte) that a benchmark reads.
-pub struct OkPacket {
-    pub affected: u64,
-    pub status: u16,
-    pub warnings: u16,
-}
-
-impl OkPacket {
-    pub fn parse(body: &[u8]) -> Result<Self, Error> {
-        let mut buf = ParseBuf(body);
-        let parsed = (|| {
-            let affected = buf.checked_eat_lenenc_int()?;
-            buf.checked_eat_lenenc_int()?; // last insert id
-            Some(OkPacket { affected, status: buf.checked_eat_u16_le()?, warnings: buf.checked_eat_u16_le()? })
-        })();
-        parsed.ok_or_else(|| Error::Protocol("a short OK packet".into()))
-    }
-}
-
-/// An ERR packet: its code, SQL state (`#` and five characters, when present) and message.
-pub fn server_error(packet: &[u8]) -> Error {
-    let code = packet.get(1..3).map_or(0, |c| u16::from_le_bytes([c[0], c[1]]));
-    let mut message = packet.get(3..).unwrap_or_default();
-    let mut state = String::new();
-    if message.first() == Some(&b'#') && message.len() >= 6 {
-        state = String::from_utf8_lossy(&message[1..6]).into_owned();
-        message = &message[6..];
-    }
-    Error::Server { code, state, message: String::from_utf8_lossy(message).into_owned() }
-}
-
-
 #[cfg(test)]
 mod tests {
+    use mysql_common::io::ParseBuf;
+
     use super::*;
 
     #[test]
@@ -327,21 +297,12 @@ mod tests {
     }
 
     #[test]
-    fn lengths_and_errors_are_read_as_the_protocol_writes_them() {
+    fn lengths_are_read_as_the_protocol_writes_them() {
         let mut out = Vec::new();
         for n in [0xFA, 0xFB, 0x1_0000, 0x100_0000] {
             put_lenenc(&mut out, n);
             assert_eq!(ParseBuf(&out).checked_eat_lenenc_int(), Some(n));
             out.clear();
         }
-        let Error::Server { code, state, message } = server_error(b"\xff\x15\x04#28000Access denied") else { panic!() };
-        assert_eq!((code, state.as_str(), message.as_str()), (1045, "28000", "Access denied"));
-        let Error::Server { code, state, message } = server_error(b"\xff\x10\x04Too many connections") else {
-            panic!()
-        };
-        assert_eq!((code, state.as_str(), message.as_str()), (1040, "", "Too many connections"));
-        let ok = OkPacket::parse(b"\x03\x00\x02\x00\x01\x00").unwrap();
-        assert_eq!((ok.affected, ok.status, ok.warnings), (3, 2, 1));
-        assert!(OkPacket::parse(b"\x03").is_err());
     }
 }

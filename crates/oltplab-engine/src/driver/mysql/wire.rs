@@ -206,13 +206,22 @@ impl Wire {
         }
     }
 
-    /// The next packet without an await: one already in the buffer whole (the rows of a result
-    /// mostly are), or on a thread's sole connection one that `recv(2)` brings. `None`: await
-    /// [`Wire::read`] (which also joins a payload of 16 MiB or more).
-    pub fn packet_now(&mut self) -> Option<Result<&[u8], Error>> {
-        let chunk = loop {
+    /// Hands the next packets to `walk`, without an await, until it returns a value: those
+    /// already in the buffer whole (the rows of a result mostly are), and on a thread's sole
+    /// connection those that `recv(2)` brings. `None`: await [`Wire::read`] for the next packet
+    /// (which also joins a payload of 16 MiB or more). A plain loop, so that a reply's packets
+    /// cost no future state each (`reply.rs`).
+    pub fn walk_now<T>(&mut self, mut walk: impl FnMut(&[u8]) -> Result<Option<T>, Error>) -> Option<Result<T, Error>> {
+        loop {
             match self.buffered_chunk() {
-                Ok((at, len)) if len < MAX_PAYLOAD => break self.take_chunk((at, len)),
+                Ok((at, len)) if len < MAX_PAYLOAD => {
+                    let walked = self.take_chunk((at, len)).and_then(|_| walk(&self.input[at..at + len]));
+                    match walked {
+                        Ok(None) => {}
+                        Ok(Some(out)) => return Some(Ok(out)),
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
                 Ok(_) => return None,
                 Err(need) => {
                     if let Err(e) = self.fill_now(need)? {
@@ -220,8 +229,7 @@ impl Wire {
                     }
                 }
             }
-        };
-        Some(chunk.map(|(at, len)| &self.input[at..at + len]))
+        }
     }
 
     /// Where the next packet's payload is, if it is buffered whole; otherwise how many unread
