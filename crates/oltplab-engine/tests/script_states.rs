@@ -74,3 +74,19 @@ fn thread_init_garbage_is_collected_before_the_run() {
     assert_eq!(result.facts.error, None);
     assert_eq!(result.measured.transactions, 8);
 }
+
+/// A script's loop starts its next event itself when nothing needs to wait (`script/next_call.rs`,
+/// `exec/back_to_back.rs`): each event is still recorded once, `--events` is exact, and a loop
+/// that never waits (no statement) still hands its engine thread to the others in turn.
+#[test]
+fn events_started_back_to_back_are_each_recorded_and_share_the_thread() {
+    let script = "function event()\n  local x = 0\n  for i = 1, 10 do x = x + i end\nend\n";
+    let result = run("back_to_back", script, 3, 3_001);
+    assert_eq!(result.facts.error, None);
+    assert_eq!(result.measured.transactions, 3_001);
+    let per_thread: Vec<u64> = result.facts.threads.iter().map(|t| t.events).collect();
+    assert_eq!(per_thread.iter().sum::<u64>(), 3_001, "{per_thread:?}");
+    assert!(per_thread.iter().all(|&n| n > 0), "a thread never ran: {per_thread:?}");
+    let latency_sum_ns: u64 = result.facts.threads.iter().map(|t| t.latency_sum_ns).sum();
+    assert!(latency_sum_ns > 0);
+}

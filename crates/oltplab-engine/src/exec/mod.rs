@@ -1,5 +1,6 @@
 //! The executor: prepare, run and cleanup over a workload and a driver.
 
+mod back_to_back;
 mod client_cpu;
 mod connect;
 mod engine_threads;
@@ -12,6 +13,7 @@ mod run;
 mod runtime;
 mod schedule;
 mod segments;
+mod shared;
 mod spec;
 mod start;
 mod steps;

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use super::client_cpu::{CpuMeter, Saturation};
 use super::schedule::Schedule;
 use super::segments::Segments;
+use super::shared::Shared;
 use super::steps::Step;
-use super::worker::Shared;
 use crate::result::{Gauges, IntervalReport, Phase, Span, Summarising, Totals};
 use crate::stats::Snapshot;
 

@@ -11,8 +11,9 @@ use tokio::task::JoinSet;
 
 use super::connect::{close_all, open_share};
 use super::engine_threads::{Handle, Spawner};
+use super::shared::Shared;
 use super::stop::{LocalStop, Stop};
-use super::worker::{fail, run_worker, Shared, Worker};
+use super::worker::{fail, run_worker, Worker};
 use crate::driver::reply_wait::{Doorbell, SoleConnection};
 use crate::driver::{Conn, Target};
 use crate::error::Result;

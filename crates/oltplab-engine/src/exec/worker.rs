@@ -4,49 +4,20 @@
 //! omits) and reconnecting after a lost connection.
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::db::{ErrorAction, Fetch};
 use crate::driver::Conn;
 use crate::rand::Rng;
-use crate::stats::{EventClock, EventTiming, Recorders, WorkerTotals};
-use crate::workload::{EventCtx, ThreadState, WorkerInfo, WorkerState, Workload};
+use crate::stats::{EventClock, WorkerTotals};
+use crate::workload::script::EventLane;
+use crate::workload::{EventCtx, ThreadState, WorkerInfo, WorkerState};
 
-use super::schedule::Schedule;
-use super::steps::Timeline;
+use super::back_to_back::BackToBack;
+use super::shared::{event_timing, record_event, Shared};
 use super::stop::{LocalStop, Stop};
-
-/// What all workers share, on every engine thread.
-pub struct Shared {
-    pub workload: Arc<Workload>,
-    pub recorders: Recorders,
-    pub stmt_kinds: Vec<usize>,
-    pub deadline: Option<Instant>,
-    /// 0: no limit.
-    pub max_events: u64,
-    pub events_started: AtomicU64,
-    pub running: AtomicUsize,
-    /// Open loop: connections inside an event right now (sysbench's "concurrency", which it
-    /// counts in rate mode only). Not counted in a closed loop: every engine thread would write
-    /// this line twice per event, and with more threads than cores it moves between the cores.
-    pub in_flight: AtomicUsize,
-    pub stop: Stop,
-    /// The first fatal error; it stops the run.
-    pub fatal: Mutex<Option<String>>,
-    pub interrupted: std::sync::atomic::AtomicBool,
-    /// Open loop: the arrivals connections take their start times from. One schedule for all the
-    /// engine threads, not a Poisson stream per thread (whose superposition would be the same
-    /// arrival process): with one queue any free connection takes the next arrival, on whichever
-    /// thread it is, as with one thread; with a stream per thread, a thread whose connections are
-    /// all busy would keep its arrivals waiting while another's connections idle (W queues of
-    /// c/W servers, not one of c), and uniform arrivals would not stay uniform. It costs a
-    /// lock per event, shared only when there are several engine threads (over 4 cores).
-    pub schedule: Option<Mutex<Schedule>>,
-    /// A step plan: which connections serve the load when.
-    pub timeline: Option<Timeline>,
-}
 
 /// One connection, on its engine thread: its recorder shard is the thread's.
 pub struct Worker {
@@ -63,7 +34,8 @@ pub struct Worker {
 pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, Conn) {
     let Worker { mut conn, mut rng, info: worker, shard: shard_id, thread, stop } = worker;
     let mut totals = WorkerTotals::default();
-    let mut state = match shared.workload.worker_state(&thread, worker) {
+    let lane = Rc::new(BackToBack::new(&shared, shard_id, worker.id));
+    let mut state = match shared.workload.worker_state(&thread, worker, Some(Rc::clone(&lane) as Rc<dyn EventLane>)) {
         Ok(state) => state,
         Err(e) => {
             fail(&shared, format!("cannot start connection {} of {}: {e}", worker.id, shared.workload.name()));
@@ -79,10 +51,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
     // Reused by every event, so that recording allocates nothing.
     let mut latencies: Vec<(usize, u64)> = Vec::with_capacity(32);
     loop {
-        // Open loop: arrivals scheduled before the deadline still run after it (the schedule
-        // ends there); closed loop: no new event after it, as sysbench.
-        let closed_loop_over = shared.schedule.is_none() && shared.deadline.is_some_and(|d| now >= d);
-        if shared.stop.is_stopped() || closed_loop_over {
+        if shared.ends(now) {
             break;
         }
         if let Some(timeline) = shared.timeline.as_ref().filter(|t| !t.is_active(worker.id, Instant::now())) {
@@ -97,7 +66,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
                 }
             }
         }
-        if shared.max_events > 0 && shared.events_started.fetch_add(1, Ordering::Relaxed) >= shared.max_events {
+        if !shared.takes_event() {
             break;
         }
         let intended = match &shared.schedule {
@@ -129,7 +98,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
             }
         }
         let clock = EventClock::start();
-        let start = clock.started();
+        lane.started(clock.started());
         let mut ctx = EventCtx::reusing(&mut conn, &mut rng, worker, &shared.stmt_kinds, clock, latencies);
         // Open loop only (`Shared::in_flight`).
         let counted = intended.map(|_| shared.in_flight.fetch_add(1, Ordering::Relaxed));
@@ -146,23 +115,23 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
         if counted.is_some() {
             shared.in_flight.fetch_sub(1, Ordering::Relaxed);
         }
+        // The workload may have run events back to back (recorded), the last one its own start.
+        let (start, recorded, turn_used) = lane.take();
+        totals.events += recorded.events;
+        totals.latency_sum_ns += recorded.latency_sum_ns;
         // The end of the event's last statement (the work after it takes nanoseconds).
         let end = if outcome.is_some() { ctx.clock.last() } else { Instant::now() };
-        let timing = EventTiming {
-            response_ns: (end - intended.unwrap_or(start)).as_nanos() as u64,
-            service_ns: (end - start).as_nanos() as u64,
-            lag_ns: intended.map_or(0, |t| start.saturating_duration_since(t).as_nanos() as u64),
-            client_lag_ns: intended.map_or(0, |t| start.saturating_duration_since(t.max(free_since)).as_nanos() as u64),
-        };
+        let timing = event_timing(intended, start, end, free_since);
         free_since = end;
         now = end;
         latencies = std::mem::take(&mut ctx.stmt_latencies_ns);
         record_handled(&shared, &mut ctx, shard_id);
         // The workload may end this connection's load (a script's loop returned): not an event.
         if outcome == Some(true) && !ctx.ended {
-            if shared.recorders.record_event(shard_id, timing, ctx.tally, &latencies) {
-                totals.events += 1;
-                totals.latency_sum_ns += timing.response_ns;
+            record_event(&shared, shard_id, timing, ctx.tally, &latencies, &mut totals);
+            if turn_used {
+                // The workload ran events back to back: the engine thread's other connections' turn.
+                tokio::task::yield_now().await;
             }
         } else {
             // Interrupted or fatal: the event is not counted, its queries are.

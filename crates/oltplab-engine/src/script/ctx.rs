@@ -24,6 +24,11 @@ pub trait Pacer {
     fn event_start(&self, tid: usize);
     /// The event ended; `tally` holds its statements (failed attempts included).
     fn event_stop(&self, tid: usize, tally: Tally);
+    /// The event ended now, with `tally`: when the next may start at once, records this one and
+    /// starts the next (true); otherwise does nothing (false: `event_stop` and `more_events` follow).
+    fn next_at_once(&self, _tid: usize, _tally: Tally) -> bool {
+        false
+    }
     /// Statements outside any event (`thread_init`, `thread_done`, a custom `thread_run`'s own).
     fn queries(&self, tid: usize, tally: Tally);
     /// A statement failed; `reconnect` when the connection was lost and opened again.
@@ -89,6 +94,16 @@ impl ThreadCtx {
     pub fn event_stop(&self) {
         self.in_event.set(false);
         self.shared.pacer.event_stop(self.tid, self.tally.take());
+    }
+
+    /// sysbench's `sb_event_stop`, `sb_more_events` and `sb_event_start` at once, when the next
+    /// event may start without a wait (`next_call.rs`); false, with nothing done, when it must wait.
+    pub fn next_at_once(&self) -> bool {
+        if !self.in_event.get() || !self.shared.pacer.next_at_once(self.tid, self.tally.get()) {
+            return false;
+        }
+        self.tally.take();
+        true
     }
 
     /// sysbench's `sb_more_events`: whether this thread runs another event (waiting for it in

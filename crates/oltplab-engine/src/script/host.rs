@@ -50,6 +50,7 @@ impl Host {
         lua.set_app_data(shared);
         super::sql::register(&lua, &host).map_err(internal)?;
         super::execute_call::register(&host).map_err(internal)?;
+        super::next_call::register(&lua, &host).map_err(internal)?;
         let info = lua.create_table().map_err(internal)?;
         let set = || -> mlua::Result<()> {
             info.set("version", SYSBENCH_VERSION)?;

@@ -4,7 +4,7 @@
 //! script's `thread_run`, or sysbench's) runs in its coroutine, which the executor's worker
 //! drives from one `sb_more_events` to the next `sb_event_stop`.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
@@ -27,7 +27,7 @@ use crate::exec::{Sink, Spec, Stop};
 use crate::rand::{rand_defs, UniqueSeq};
 use crate::result::RunResult;
 use crate::stats::Tally;
-use crate::workload::script::{ScriptEvent, ScriptLoad, ScriptThread, ScriptWorker};
+use crate::workload::script::{EventLane, ScriptEvent, ScriptLoad, ScriptThread, ScriptWorker};
 use crate::workload::Workload;
 
 /// Sysbench threads starting (`thread_init`) at once on one engine thread. More than the 64
@@ -188,13 +188,16 @@ struct EngineThread {
 }
 
 impl ScriptThread for EngineThread {
-    fn worker(&self, tid: usize) -> Result<Box<dyn ScriptWorker>> {
+    fn worker(&self, tid: usize, lane: Option<Rc<dyn EventLane>>) -> Result<Box<dyn ScriptWorker>> {
         let (host, t) = self.envs.borrow_mut().remove(&tid).ok_or_else(|| {
             EngineError::Internal(format!(
                 "no sysbench thread {tid} on this engine thread (distributed script runs are not supported)"
             ))
         })?;
         let slot = self.pacer.slot(tid);
+        if let Some(lane) = lane {
+            slot.lane.set(lane).map_err(|_| EngineError::Internal(format!("sysbench thread {tid} has two workers")))?;
+        }
         let run = async move {
             host.run_thread(&t).await.map_err(|e| failed("thread_run", &e))?;
             host.call(&t, "thread_done", t.ctx.tid).await.map_err(|e| failed("thread_done", &e))?;
@@ -217,6 +220,8 @@ struct Slot {
     /// Statements outside events (`thread_done`, a custom `thread_run`'s own).
     outside: Cell<Tally>,
     errors: RefCell<Vec<(String, bool)>>,
+    /// The executor's hand-over to the next event, which the loop takes itself when it may.
+    lane: OnceCell<Rc<dyn EventLane>>,
 }
 
 /// The pacer of one engine thread's sysbench threads: each talks to its worker by its slot.
@@ -267,6 +272,14 @@ impl Pacer for ExecPacer {
     fn event_start(&self, _: usize) {}
     fn event_stop(&self, tid: usize, tally: Tally) {
         self.slot(tid).stopped.set(Some(tally));
+    }
+    fn next_at_once(&self, tid: usize, tally: Tally) -> bool {
+        let slot = self.slot(tid);
+        // Handled errors and statements outside events go to the executor with an event, as before.
+        if !slot.errors.borrow().is_empty() || slot.outside.get().total() > 0 {
+            return false;
+        }
+        slot.lane.get().is_some_and(|lane| lane.next_at_once(tally))
     }
     fn queries(&self, tid: usize, tally: Tally) {
         let slot = self.slot(tid);

@@ -13,6 +13,7 @@
 //! resume.rs     functions that wait (a statement, a sleep): started, awaited between yield and resume
 //! sql.rs        sysbench.sql over the engine's connections
 //! execute_call.rs  a statement's execute as a C function that LuaJIT's ffi compiles
+//! next_call.rs  the hand-over to the next event as one, when it need not wait
 //! rand.rs       sysbench.rand over the engine's generators
 //! options.rs    the script's options: checked, exported, listed by `help`
 //! command.rs    prepare, cleanup, help and custom commands (a state per command thread)
@@ -29,6 +30,7 @@ mod execute_call;
 pub mod harness;
 mod host;
 mod load;
+mod next_call;
 mod options;
 mod rand;
 mod reports;

@@ -21,7 +21,7 @@ use crate::options::{OptDef, Options};
 use crate::rand::{rand_defs, Rng};
 use bulk_insert::{BulkInsert, BulkState};
 use oltp::{Oltp, OltpState, Script};
-use script::{ScriptEvent, ScriptLoad, ScriptState, ScriptThread};
+use script::{EventLane, ScriptEvent, ScriptLoad, ScriptState, ScriptThread};
 use tpcc::{Tpcc, TpccState};
 
 /// Every workload oltplab runs. Shared by the engine threads, so `Send` and `Sync`; what is
@@ -184,12 +184,18 @@ impl Workload {
         })
     }
 
-    /// A connection's state, built on its engine thread from that thread's state.
-    pub fn worker_state(&self, thread: &Rc<ThreadState>, worker: WorkerInfo) -> Result<WorkerState> {
+    /// A connection's state, built on its engine thread from that thread's state; `lane`, the
+    /// executor's hand-over between its events (a script's loop takes it itself).
+    pub fn worker_state(
+        &self,
+        thread: &Rc<ThreadState>,
+        worker: WorkerInfo,
+        lane: Option<Rc<dyn EventLane>>,
+    ) -> Result<WorkerState> {
         Ok(match self {
             Workload::Script(_) => {
                 let script = thread.script.as_ref().ok_or_else(|| EngineError::Internal("no Lua state".into()))?;
-                WorkerState::Script(ScriptState(script.worker(worker.id)?))
+                WorkerState::Script(ScriptState(script.worker(worker.id, lane)?))
             }
             Workload::Oltp(w) => WorkerState::Oltp(w.worker_state()),
             Workload::BulkInsert(w) => WorkerState::BulkInsert(w.worker_state(worker)),

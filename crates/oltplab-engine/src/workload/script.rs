@@ -3,6 +3,7 @@
 //! The workload layer names no Lua: the runtime sits above it and plugs in by these traits.
 
 use std::fmt;
+use std::rc::Rc;
 
 use futures_util::future::LocalBoxFuture;
 
@@ -26,8 +27,21 @@ pub trait ScriptLoad: Send + Sync {
 
 /// One engine thread's Lua state and its sysbench threads (not `Send`: it stays on its thread).
 pub trait ScriptThread {
-    /// Sysbench thread `tid`'s event loop, ready to run its first event.
-    fn worker(&self, tid: usize) -> Result<Box<dyn ScriptWorker>>;
+    /// Sysbench thread `tid`'s event loop, ready to run its first event; `lane`, the executor's
+    /// hand-over between its events.
+    fn worker(&self, tid: usize, lane: Option<Rc<dyn EventLane>>) -> Result<Box<dyn ScriptWorker>>;
+}
+
+/// The executor's hand-over from one of a connection's events to the next, which a script's
+/// loop takes itself when nothing needs to wait (`script/next_call.rs`): no return to the
+/// executor's loop and no coroutine yield per event.
+pub trait EventLane {
+    /// The event in flight ended now, with `tally`. When the next may start at once (a closed
+    /// loop, not stopping, before the time limit and `--events`, the connection in its step, the
+    /// executor's turn not due), records the ended event as the executor's loop would, starts
+    /// the next and returns true; otherwise does nothing and returns false (the loop then hands
+    /// the event to the executor, which waits as it must).
+    fn next_at_once(&self, tally: Tally) -> bool;
 }
 
 /// One sysbench thread's event loop, run one event at a time.

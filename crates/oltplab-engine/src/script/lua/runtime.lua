@@ -915,6 +915,10 @@ function M.call_command(env, name)
   return cmdline_shared.call_command(name)
 end
 
+-- next_call's answer when it started the next event (script/next_call.rs).
+local next_call = ffi.cast("int32_t (*)(const void *)", host.next_call)
+local STARTED = 1
+
 -- The thread's loop: the script's own thread_run if it has one, else sysbench's: events until
 -- the engine says stop, an event restarted after an error that asks for it (an ignorable SQL
 -- error), after the before_restart_event hook; an event that returns a true value ends it.
@@ -926,9 +930,12 @@ function M.run_thread(env, tid)
   end
   local ctx = ctx_of[env]
   local next_event = host.next_event -- sb_event_stop (after the first), sb_more_events, sb_event_start
+  local at = host.ctx_address(ctx) -- kept alive by `ctx`
   local hooks = env.sysbench.hooks
   local ran = false
-  while next_event(ctx, tid, ran) do
+  -- After an event, the C call ends it and starts the next when that need not wait; else (or
+  -- for the first event) host.next_event does, yielding to the engine.
+  while (ran and next_call(at) == STARTED) or next_event(ctx, tid, ran) do
     ran = true
     local ok, ret
     repeat

@@ -141,7 +141,7 @@ async fn run_on(conn: &mut Conn, w: &Workload, events: usize, worker: WorkerInfo
     conn.prepare(&stmts.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>()).await.unwrap();
     let kinds: Vec<usize> = stmts.iter().map(|&(_, k)| k).collect();
     let mut rng = Rng::for_stream(9, worker.id as u64);
-    let mut state = w.worker_state(&Rc::default(), worker).unwrap();
+    let mut state = w.worker_state(&Rc::default(), worker, None).unwrap();
     let mut ctx = EventCtx::new(conn, &mut rng, worker, &kinds);
     for _ in 0..events {
         w.event(&mut ctx, &mut state).await.unwrap();

@@ -34,7 +34,7 @@ async fn run(name: &str, given: Json, events: usize, worker: WorkerInfo) -> Vec<
     let kinds: Vec<usize> = stmts.iter().map(|&(_, k)| k).collect();
     conn.prepare(&sqls).await.unwrap();
     let mut rng = Rng::seeded(11);
-    let mut state = w.worker_state(&Rc::default(), worker).unwrap();
+    let mut state = w.worker_state(&Rc::default(), worker, None).unwrap();
     let mut ctx = EventCtx::new(&mut conn, &mut rng, worker, &kinds);
     for _ in 0..events {
         w.event(&mut ctx, &mut state).await.unwrap();
@@ -237,7 +237,7 @@ async fn tally_counts_sysbench_classes() {
     conn.prepare(&stmts.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>()).await.unwrap();
     let kinds: Vec<usize> = stmts.iter().map(|&(_, k)| k).collect();
     let mut rng = Rng::seeded(1);
-    let mut state = w.worker_state(&Rc::default(), ONE).unwrap();
+    let mut state = w.worker_state(&Rc::default(), ONE, None).unwrap();
     let mut ctx = EventCtx::new(&mut conn, &mut rng, ONE, &kinds);
     w.event(&mut ctx, &mut state).await.unwrap();
     assert_eq!((ctx.tally.reads, ctx.tally.writes, ctx.tally.others), (14, 4, 2));
