@@ -8,6 +8,7 @@ mod mysql;
 pub mod password;
 mod postgres;
 pub mod reply_wait;
+mod share;
 mod sqlite;
 mod sqlite_queue;
 mod stream;

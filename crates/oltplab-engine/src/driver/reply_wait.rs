@@ -16,8 +16,9 @@
 //! wait there is woken by the "writable" signal above too (poll filters it), which costs a
 //! context switch per statement.
 //!
-//! The request goes out the same way ([`write_all`]): a plain `send(2)` of what the socket takes
-//! at once (a statement's packet, always), the rest, if any, through the runtime. That skips the
+//! The request goes out the same way ([`write_all`]), on every engine thread (one with many
+//! connections too): a plain `send(2)` of what the socket takes at once (a statement's packet,
+//! always), the rest, if any, through the runtime. That skips the
 //! runtime's write path (its readiness check and task budget) and libc's cancellation points
 //! around `send`: about 5 % of the client's user time per point select
 //! (docs/performance-engine.md, "User space per statement, the native path"). With neither
@@ -148,8 +149,11 @@ pub fn sole_connection() -> bool {
     SOLE.with_borrow(Option::is_some)
 }
 
-/// Writes `buf` to `socket`: what it takes at once with a plain `send(2)` when this thread's one
-/// connection owns it, the rest (all of it on a thread with other connections) through the runtime.
+/// Writes `buf` to `socket`: what it takes at once with a plain `send(2)`, the rest through the
+/// runtime. A thread with other connections sends that way too (its sockets are non-blocking, and
+/// a send never waits): the runtime's write path and libc's cancellation points around `send`
+/// were about 5 % of the client's user time at 4,096 connections (docs/performance-engine.md,
+/// "Profile at 4,096 connections").
 pub async fn write_all<S: AsFd + AsyncWrite + Unpin>(socket: &mut S, buf: &[u8]) -> io::Result<()> {
     let sent = send_soon(&*socket, buf)?;
     if sent < buf.len() {
@@ -160,12 +164,8 @@ pub async fn write_all<S: AsFd + AsyncWrite + Unpin>(socket: &mut S, buf: &[u8])
     Ok(())
 }
 
-/// How many bytes of `buf` a sole connection's `socket` took at once (0: not a sole connection,
-/// or it takes none now).
+/// How many bytes of `buf` `socket` took at once (0: it takes none now).
 pub fn send_soon(socket: impl AsFd, buf: &[u8]) -> io::Result<usize> {
-    if !sole_connection() {
-        return Ok(0);
-    }
     match send(socket.as_fd(), buf, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
         Ok(sent) => Ok(sent),
         Err(Errno::AGAIN | Errno::INTR) => Ok(0),
@@ -344,9 +344,9 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_sole_connection_sends_what_fits_at_once_and_the_runtime_the_rest() {
+    async fn a_connection_sends_what_fits_at_once_and_the_runtime_the_rest() {
         let (mut a, b) = tokio::net::UnixStream::pair().unwrap();
-        assert_eq!(send_soon(&a, b"x").unwrap(), 0, "no claim: the runtime writes");
+        assert_eq!(send_soon(&a, b"no claim, ").unwrap(), 10, "a thread of many connections sends at once too");
         let _sole = SoleConnection::claim(&Doorbell::new().unwrap());
         assert_eq!(send_soon(&a, b"ping").unwrap(), 4);
         // Far more than the socket's buffer: the rest waits in the runtime while the peer reads.
@@ -361,7 +361,7 @@ mod tests {
         write_all(&mut a, &big).await.unwrap();
         drop(a);
         let got = reader.join().unwrap();
-        assert_eq!(&got[..4], b"ping");
-        assert!(got[4..] == big[..], "{} bytes of {} arrived in order", got.len() - 4, big.len());
+        assert_eq!(&got[..14], b"no claim, ping");
+        assert!(got[14..] == big[..], "{} bytes of {} arrived in order", got.len() - 14, big.len());
     }
 }

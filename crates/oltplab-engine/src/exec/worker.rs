@@ -102,15 +102,14 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
         let mut ctx = EventCtx::reusing(&mut conn, &mut rng, worker, &shared.stmt_kinds, clock, latencies);
         // Open loop only (`Shared::in_flight`).
         let counted = intended.map(|_| shared.in_flight.fetch_add(1, Ordering::Relaxed));
-        let outcome = tokio::select! {
-            biased;
-            // The event first: a thread's sole connection mostly completes it in this first poll
-            // (its reply waited for in poll(2)), and the stop's waiter is then never registered
-            // and dropped, which cost 5 % of the client's user time (docs/performance-engine.md,
-            // "User space per statement"). A stopped run rings the doorbell, so the event
-            // waits in the runtime, where this stop ends it.
-            ok = run_event(&shared, &mut ctx, &mut state, shard_id) => Some(ok),
-            () = stop.stopped() => None,
+        // The event first: a thread's sole connection mostly completes it in this first poll
+        // (its reply waited for in recv(2)), and the stop's waiter is then never registered,
+        // which cost 5 % of the client's user time (docs/performance-engine.md, "User space per
+        // statement"). A stopped run rings the doorbell, so the event waits in the runtime,
+        // where this stop ends it.
+        let outcome = {
+            let event = std::pin::pin!(run_event(&shared, &mut ctx, &mut state, shard_id));
+            stop.unless_stopped(event).await
         };
         if counted.is_some() {
             shared.in_flight.fetch_sub(1, Ordering::Relaxed);

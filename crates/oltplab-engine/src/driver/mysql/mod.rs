@@ -17,11 +17,12 @@ mod session;
 mod wire;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use self::connect::{ConnectOpts, ReopenError};
 use self::errors::{db_error, reconnect_error, Error, CR_CONN_HOST_ERROR};
 use self::session::{Done, Prepared, Session};
+use super::share::share_equal;
 use super::target::{MysqlTarget, PsMode};
 use super::QUIT_TIMEOUT;
 use crate::db::{
@@ -42,8 +43,9 @@ pub struct MysqlConn {
     /// The workload's statements, shared by every connection of the run (a script's texts are
     /// shared by its state's connections: script/sql.rs).
     sqls: Arc<[Arc<str>]>,
-    /// `sqls[i]` prepared on this connection (`--db-ps-mode=auto`).
-    stmts: Vec<Prepared>,
+    /// `sqls[i]` prepared on this connection (`--db-ps-mode=auto`), shared with the run's other
+    /// connections that prepared the same under the same ids ([`shared_statements`]).
+    stmts: Arc<Vec<Prepared>>,
     /// `--db-ps-mode=disable`: the statement text with its parameters, reused.
     text: String,
     /// LOAD DATA LOCAL INFILE works until the server refuses it once.
@@ -60,7 +62,7 @@ impl MysqlConn {
             ps_mode: target.ps_mode,
             ignore: target.ignore_errors.clone(),
             sqls: Arc::from(Vec::new()),
-            stmts: Vec::new(),
+            stmts: Arc::default(),
             text: String::new(),
             local_infile: true,
         })
@@ -82,8 +84,9 @@ impl MysqlConn {
             let session = self.session.as_mut().ok_or_else(gone)?;
             let stmt = session.prepare_all(&sqls[sqls.len() - 1..]).await;
             // Grown one at a time: doubling left 4,096 script connections 1.6 MB of unused slots.
-            self.stmts.reserve_exact(1);
-            self.stmts.extend(stmt.map_err(|e| db_error(&e, self.ignore.as_deref()))?);
+            let stmts = Arc::make_mut(&mut self.stmts);
+            stmts.reserve_exact(1);
+            stmts.extend(stmt.map_err(|e| db_error(&e, self.ignore.as_deref()))?);
         }
         self.sqls = Arc::from(sqls);
         Ok(StmtId(self.sqls.len() - 1))
@@ -93,19 +96,20 @@ impl MysqlConn {
         let session = self.session.as_mut().ok_or_else(gone)?;
         // Statements of an earlier prepare on this connection are closed, not left to count
         // against the server's max_prepared_stmt_count.
-        for old in self.stmts.drain(..) {
-            session.close_statement(&old).await.map_err(|e| db_error(&e, self.ignore.as_deref()))?;
+        for old in std::mem::take(&mut self.stmts).iter() {
+            session.close_statement(old).await.map_err(|e| db_error(&e, self.ignore.as_deref()))?;
         }
         if self.ps_mode == PsMode::Disable {
             return Ok(());
         }
-        self.stmts = session.prepare_all(&self.sqls).await.map_err(|e| {
+        let prepared = session.prepare_all(&self.sqls).await.map_err(|e| {
             let mut err = db_error(&e, self.ignore.as_deref());
             if matches!(&e, Error::Server { code, .. } if *code == ER_MAX_PREPARED_STMT_COUNT_REACHED) {
                 err.message.push_str("; raise max_prepared_stmt_count on the server or run with --db-ps-mode=disable");
             }
             err
         })?;
+        self.stmts = shared_statements(prepared);
         Ok(())
     }
 
@@ -126,7 +130,7 @@ impl MysqlConn {
         let keep = (fetch == Fetch::Rows).then_some(&mut rows);
         let outcome = match self.ps_mode {
             PsMode::Auto => {
-                let stmt = self.stmts.get_mut(id.0).ok_or_else(|| no_statement(id))?;
+                let stmt = self.stmts.get(id.0).ok_or_else(|| no_statement(id))?;
                 session.execute(stmt, params, keep).await
             }
             PsMode::Disable => {
@@ -157,7 +161,7 @@ impl MysqlConn {
             let _ = tokio::time::timeout(QUIT_TIMEOUT, session.quit()).await;
         }
         // The statements died with the connection.
-        self.stmts.clear();
+        self.stmts = Arc::default();
     }
 
     /// A new connection to the same target with the same statements prepared; an error while
@@ -239,6 +243,15 @@ fn query_result(done: Done, rows: Vec<Vec<Value>>) -> QueryResult {
     }
 }
 
+/// One list of prepared statements for all of a run's connections that prepared the same
+/// (MariaDB numbers each connection's statements from 1: the same workload, the same ids; a
+/// connection on a server thread from its cache continues that thread's count, and keeps a list
+/// of its own).
+fn shared_statements(stmts: Vec<Prepared>) -> Arc<Vec<Prepared>> {
+    static RECENT: Mutex<Vec<Weak<Vec<Prepared>>>> = Mutex::new(Vec::new());
+    share_equal(&RECENT, stmts)
+}
+
 /// One copy of the statement texts for all of a run's connections (thousands of them).
 fn shared(sqls: &[String]) -> Arc<[Arc<str>]> {
     static LAST: Mutex<Option<Arc<[Arc<str>]>>> = Mutex::new(None);
@@ -267,6 +280,7 @@ fn no_statement(id: StmtId) -> DbError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::{Target, TargetOptions};
 
     #[test]
     fn statement_texts_are_shared_between_connections() {
@@ -275,5 +289,29 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         let c = shared(&["SELECT 2".to_string()]);
         assert_eq!(c.iter().map(|s| &**s).collect::<Vec<_>>(), ["SELECT 2"]);
+    }
+
+    /// Connections that prepare the same statements share one list (MariaDB numbers each
+    /// connection's statements from 1), and each executes on its own.
+    #[tokio::test]
+    async fn prepared_statements_are_shared_between_connections() {
+        let Some(url) = std::env::var("OLTPLAB_TEST_MYSQL_URL").ok().filter(|u| !u.is_empty()) else {
+            return eprintln!("note: OLTPLAB_TEST_MYSQL_URL is not set; skipping this server test");
+        };
+        let Ok(Target::Mysql(target)) = Target::parse(&url, &TargetOptions::default()) else {
+            panic!("not a MySQL URL: {url}")
+        };
+        let sqls = ["SELECT ? + 1".to_string(), "SELECT ? + 2".to_string()];
+        let (mut a, mut b) = (MysqlConn::open(&target).await.unwrap(), MysqlConn::open(&target).await.unwrap());
+        a.prepare(&sqls).await.unwrap();
+        b.prepare(&sqls).await.unwrap();
+        assert!(Arc::ptr_eq(&a.stmts, &b.stmts));
+        // A new connection may continue a cached server thread's ids: shared when they are the same.
+        a.reconnect().await.unwrap();
+        assert_eq!(Arc::ptr_eq(&a.stmts, &b.stmts), a.stmts == b.stmts);
+        for (conn, id, want) in [(&mut a, 0, 8), (&mut b, 1, 9)] {
+            let r = conn.execute(StmtId(id), &[Value::Int(7)], Fetch::Rows).await.unwrap();
+            assert_eq!(r.rows, [[Value::Int(want)]]);
+        }
     }
 }

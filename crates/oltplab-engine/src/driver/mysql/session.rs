@@ -4,7 +4,7 @@
 //! SHOW, scripts): sysbench's OLTP workloads only count them, as libmysqlclient's
 //! `mysql_stmt_store_result` does.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use mysql_common::constants::CapabilityFlags;
 
@@ -35,11 +35,21 @@ pub struct Session {
 }
 
 /// A prepared statement and its execute packet up to the parameter values, built at its first
-/// execution and reused while the parameters' types and NULLs stay the same.
+/// execution and reused by every execution whose parameters' types and NULLs are the same (others
+/// write their own). Shared by the run's connections that prepared the same statement under the
+/// same id (`driver/share.rs`): the head is built once, by whichever executes it first.
+#[derive(Clone)]
 pub struct Prepared {
     id: u32,
     params: usize,
-    head: Vec<u8>,
+    head: OnceLock<Vec<u8>>,
+}
+
+/// The same statement on the server (its id and parameter count), whatever head was built.
+impl PartialEq for Prepared {
+    fn eq(&self, other: &Self) -> bool {
+        (self.id, self.params) == (other.id, other.params)
+    }
 }
 
 impl Session {
@@ -111,7 +121,7 @@ impl Session {
                 self.wire.read().await?;
             }
         }
-        Ok(Prepared { id, params: usize::from(params), head: Vec::new() })
+        Ok(Prepared { id, params: usize::from(params), head: OnceLock::new() })
     }
 
     /// `COM_STMT_CLOSE`, which the server does not answer.
@@ -125,7 +135,7 @@ impl Session {
     /// `COM_STMT_EXECUTE` with `params`; rows decoded into `keep` when given.
     pub async fn execute(
         &mut self,
-        stmt: &mut Prepared,
+        stmt: &Prepared,
         params: &[Value],
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> Result<Done, Error> {
@@ -187,13 +197,19 @@ impl Session {
 }
 
 impl Prepared {
-    /// Writes the execute packet: the cached head when the parameters' types and NULLs match
-    /// it, then the values.
-    fn encode(&mut self, out: &mut Vec<u8>, params: &[Value]) {
-        if !self.head_fits(params) {
-            self.build_head(params);
+    /// Writes the execute packet: the kept head when the parameters' types and NULLs match it
+    /// (else a head of their own), then the values.
+    fn encode(&self, out: &mut Vec<u8>, params: &[Value]) {
+        let head = self.head.get_or_init(|| {
+            let mut head = Vec::new();
+            write_head(&mut head, self.id, params);
+            head
+        });
+        if head_fits(head, params) {
+            out.extend_from_slice(head);
+        } else {
+            write_head(out, self.id, params);
         }
-        out.extend_from_slice(&self.head);
         for p in params {
             match p {
                 Value::Null => {}
@@ -205,39 +221,35 @@ impl Prepared {
             }
         }
     }
+}
 
-    fn head_fits(&self, params: &[Value]) -> bool {
-        if self.head.is_empty() {
-            return false;
-        }
-        let types_at = BITMAP_AT + params.len().div_ceil(8) + 1;
-        params.iter().enumerate().all(|(i, p)| {
-            let null = self.head[BITMAP_AT + i / 8] >> (i % 8) & 1 == 1;
-            null == matches!(p, Value::Null) && self.head[types_at + 2 * i] == type_of(p)
-        })
+fn head_fits(head: &[u8], params: &[Value]) -> bool {
+    let types_at = BITMAP_AT + params.len().div_ceil(8) + 1;
+    params.iter().enumerate().all(|(i, p)| {
+        let null = head[BITMAP_AT + i / 8] >> (i % 8) & 1 == 1;
+        null == matches!(p, Value::Null) && head[types_at + 2 * i] == type_of(p)
+    })
+}
+
+/// An execute packet's head for statement `id` and these parameters' types and NULLs, after `out`.
+fn write_head(out: &mut Vec<u8>, id: u32, params: &[Value]) {
+    out.push(COM_STMT_EXECUTE);
+    out.extend_from_slice(&id.to_le_bytes());
+    out.push(0); // no cursor
+    out.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+    if params.is_empty() {
+        return;
     }
-
-    fn build_head(&mut self, params: &[Value]) {
-        let head = &mut self.head;
-        head.clear();
-        head.push(COM_STMT_EXECUTE);
-        head.extend_from_slice(&self.id.to_le_bytes());
-        head.push(0); // no cursor
-        head.extend_from_slice(&1u32.to_le_bytes()); // iteration count
-        if params.is_empty() {
-            return;
+    let bitmap_at = out.len();
+    out.resize(bitmap_at + params.len().div_ceil(8), 0);
+    for (i, p) in params.iter().enumerate() {
+        if matches!(p, Value::Null) {
+            out[bitmap_at + i / 8] |= 1 << (i % 8);
         }
-        let mut bitmap = vec![0u8; params.len().div_ceil(8)];
-        for (i, p) in params.iter().enumerate() {
-            if matches!(p, Value::Null) {
-                bitmap[i / 8] |= 1 << (i % 8);
-            }
-        }
-        head.extend_from_slice(&bitmap);
-        head.push(1); // the types follow
-        for p in params {
-            head.extend_from_slice(&[type_of(p), 0]);
-        }
+    }
+    out.push(1); // the types follow
+    for p in params {
+        out.extend_from_slice(&[type_of(p), 0]);
     }
 }
 
@@ -275,7 +287,7 @@ mod tests {
 
     #[test]
     fn execute_packets_reuse_their_head_while_types_and_nulls_stay() {
-        let mut stmt = Prepared { id: 7, params: 3, head: Vec::new() };
+        let stmt = Prepared { id: 7, params: 3, head: OnceLock::new() };
         let mut out = Vec::new();
         stmt.encode(&mut out, &[Value::Int(-2), Value::Text("ab".into()), Value::Null]);
         let mut want = vec![COM_STMT_EXECUTE, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0b100, 1];
@@ -284,16 +296,17 @@ mod tests {
         want.extend_from_slice(&(-2i64).to_le_bytes());
         want.extend_from_slice(b"\x02ab");
         assert_eq!(out, want);
-        let head = stmt.head.as_ptr();
+        let head = stmt.head.get().unwrap().as_ptr();
         out.clear();
         stmt.encode(&mut out, &[Value::Int(5), Value::Text("xyz".into()), Value::Null]);
-        assert_eq!((stmt.head.as_ptr(), &out[..head_len]), (head, &want[..head_len]));
+        assert_eq!((stmt.head.get().unwrap().as_ptr(), &out[..head_len]), (head, &want[..head_len]));
         assert_eq!(&out[head_len..], b"\x05\0\0\0\0\0\0\0\x03xyz");
         // Another NULL: another head.
         out.clear();
         stmt.encode(&mut out, &[Value::Null, Value::Text("x".into()), Value::Int(1)]);
         assert_eq!(&out[BITMAP_AT..BITMAP_AT + 2], &[0b001, 1]);
         assert_eq!(&out[12..18], &[TYPE_NULL, 0, TYPE_VAR_STRING, 0, TYPE_LONGLONG, 0]);
+        assert_eq!(stmt.head.get().unwrap().as_ptr(), head, "the first head is kept (it is shared)");
     }
 
     #[test]

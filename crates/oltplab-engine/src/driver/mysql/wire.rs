@@ -101,8 +101,8 @@ impl Wire {
         Ok(())
     }
 
-    /// [`Wire::send`] without an await: `true` when this thread's sole connection took it all at
-    /// once (a statement, always); otherwise [`Wire::send_rest`] sends what is left.
+    /// [`Wire::send`] without an await: `true` when the socket took it all at once (a
+    /// statement, almost always); otherwise [`Wire::send_rest`] sends what is left.
     pub fn send_now(&mut self) -> Result<bool, Error> {
         self.seal();
         let sent = self.stream.send_soon(&self.output)?;

@@ -34,8 +34,9 @@ pub struct PostgresConn {
     wire: Wire,
     /// The workload's statements, kept to prepare them again after a reconnect.
     templates: Vec<Template>,
-    /// One server-side statement per template (`PsMode::Auto` only).
-    statements: Vec<Prepared>,
+    /// One server-side statement per template (`PsMode::Auto` only), shared with the run's
+    /// other connections that prepared the same ([`query::shared`]).
+    statements: Arc<Vec<Prepared>>,
     /// Statements prepared on this connection so far: the next one's name.
     prepared_count: usize,
     /// Reused for statements sent as text (`PsMode::Disable`).
@@ -51,7 +52,7 @@ impl PostgresConn {
             ps_mode: target.ps_mode,
             wire,
             templates: Vec::new(),
-            statements: Vec::new(),
+            statements: Arc::default(),
             prepared_count: 0,
             text: String::new(),
         })
@@ -69,8 +70,9 @@ impl PostgresConn {
             return Ok(());
         }
         let old = std::mem::take(&mut self.statements);
-        self.statements =
+        let prepared =
             query::prepare_all(&mut self.wire, &self.templates, self.prepared_count, &old).await.map_err(db_error)?;
+        self.statements = query::shared(prepared);
         self.prepared_count += self.templates.len();
         Ok(())
     }
@@ -82,7 +84,7 @@ impl PostgresConn {
             let one = std::slice::from_ref(&template);
             let stmt = query::prepare_all(&mut self.wire, one, self.prepared_count, &[]).await.map_err(db_error)?;
             self.prepared_count += 1;
-            self.statements.extend(stmt);
+            Arc::make_mut(&mut self.statements).extend(stmt);
         }
         self.templates.push(template);
         Ok(StmtId(self.templates.len() - 1))
@@ -124,7 +126,7 @@ impl PostgresConn {
         })?;
         // The old socket is closed when its Wire is dropped; its statements went with its session.
         self.wire = wire;
-        self.statements.clear();
+        self.statements = Arc::default();
         self.prepare_templates().await
     }
 
@@ -179,5 +181,36 @@ impl PostgresConn {
             Some(Value::Text(s)) => Ok(s),
             _ => Err(DbError::fatal(errors::CLIENT_ERROR, format!("'{sql}' returned no value"))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::{Target, TargetOptions};
+
+    /// Connections that prepare the same statements share one list, and each executes on its own;
+    /// a reconnect's statements have other names, and a list of their own.
+    #[tokio::test]
+    async fn prepared_statements_are_shared_between_connections() {
+        let Some(url) = std::env::var("OLTPLAB_TEST_PG_URL").ok().filter(|u| !u.is_empty()) else {
+            return eprintln!("note: OLTPLAB_TEST_PG_URL is not set; skipping this server test");
+        };
+        let Ok(Target::Postgres(target)) = Target::parse(&url, &TargetOptions::default()) else {
+            panic!("not a PostgreSQL URL: {url}")
+        };
+        let sqls = ["SELECT ?::int + 1".to_string(), "SELECT ?::int + 2".to_string()];
+        let (mut a, mut b) = (PostgresConn::open(&target).await.unwrap(), PostgresConn::open(&target).await.unwrap());
+        a.prepare(&sqls).await.unwrap();
+        b.prepare(&sqls).await.unwrap();
+        assert!(Arc::ptr_eq(&a.statements, &b.statements));
+        for (conn, id, want) in [(&mut a, 0, 8), (&mut b, 1, 9)] {
+            let r = conn.execute(StmtId(id), &[Value::Int(7)], Fetch::Rows).await.unwrap();
+            assert_eq!(r.rows, [[Value::Int(want)]]);
+        }
+        a.reconnect().await.unwrap();
+        assert!(!Arc::ptr_eq(&a.statements, &b.statements));
+        let r = a.execute(StmtId(1), &[Value::Int(7)], Fetch::Rows).await.unwrap();
+        assert_eq!(r.rows, [[Value::Int(9)]]);
     }
 }

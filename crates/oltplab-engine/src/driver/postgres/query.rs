@@ -4,6 +4,8 @@
 //! simple-query protocol. Replies are walked in the read buffer; rows are decoded only when the
 //! caller keeps them.
 
+use std::sync::{Arc, Mutex, Weak};
+
 use bytes::{BufMut, BytesMut};
 use fallible_iterator::FallibleIterator as _;
 use postgres_protocol::message::backend::Message;
@@ -14,6 +16,7 @@ use super::sql::Template;
 use super::values::{binary_row, encode_param, text_row};
 use super::wire::Wire;
 use crate::db::{DbError, Fetch, QueryClass, QueryResult, Value};
+use crate::driver::share::share_equal;
 
 /// What follows a Bind's parameters: one result format code, binary, for all the columns; then
 /// Execute of the unnamed portal with no row limit (its length, 9, the portal's empty name and
@@ -23,7 +26,7 @@ const BIND_END_AND_EXECUTE: [u8; 14] = [0, 1, 0, 1, b'E', 0, 0, 0, 9, 0, 0, 0, 0
 const EXECUTE_BYTES: usize = 10;
 
 /// A statement prepared on the server.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prepared {
     name: String,
     params: usize,
@@ -46,6 +49,14 @@ impl Prepared {
         bind_head.extend_from_slice(&count.to_be_bytes());
         Ok(Self { name, params, columns, bind_head })
     }
+}
+
+/// `statements` as one list shared with every connection that prepared the same (the same
+/// names, parameter counts and column types: every connection of a run, as each prepares the
+/// workload's statements in the same order).
+pub fn shared(statements: Vec<Prepared>) -> Arc<Vec<Prepared>> {
+    static RECENT: Mutex<Vec<Weak<Vec<Prepared>>>> = Mutex::new(Vec::new());
+    share_equal(&RECENT, statements)
 }
 
 /// Prepares `templates` as statements `s<first>`, `s<first + 1>`, ..., each with its own Sync
