@@ -8,7 +8,9 @@
 //! oltp_point_select --tables 1 --table-size 10000` (sbtest1). Run it under `strace -c -f` for
 //! the system calls per statement, or `valgrind --tool=callgrind` for instructions. One
 //! connection, one statement at a time, the rows dropped undecoded (`Fetch::Discard`), as the
-//! OLTP workloads run them.
+//! OLTP workloads run them, on a thread that owns its connection as an engine thread with up to
+//! 64 connections does (its replies waited for outside the runtime: `driver/reply_wait.rs`);
+//! `SHARED=1` measures a connection that shares its thread (the runtime's readiness).
 
 #![allow(clippy::print_stdout)] // a benchmark's report is its output
 #![allow(unsafe_code)] // a counting global allocator and getrusage: a measuring tool, not the engine
@@ -17,6 +19,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use oltplab_engine::db::{Fetch, StmtId, Value};
+use oltplab_engine::driver::reply_wait::{Doorbell, SoleConnection};
 use oltplab_engine::driver::{Conn, Target, TargetOptions};
 
 struct Counting;
@@ -90,6 +93,8 @@ fn main() {
     };
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(20_000);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let doorbell = Doorbell::new().expect("an eventfd");
+    let _sole = std::env::var_os("SHARED").is_none().then(|| SoleConnection::claim(&doorbell));
     rt.block_on(async {
         println!("{:<28} {:>10} {:>12} {:>10} {:>10}", "statement", "allocs", "alloc bytes", "user µs", "sys µs");
         for ps_mode in ["auto", "disable"] {

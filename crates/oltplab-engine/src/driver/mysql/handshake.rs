@@ -14,7 +14,8 @@ use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 
 use super::errors::Error;
-use super::session::{server_error, Session};
+use super::reply::server_error;
+use super::session::Session;
 use super::wire::{Stream, Wire};
 use crate::driver::url::NetTarget;
 

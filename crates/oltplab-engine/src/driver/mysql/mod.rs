@@ -3,13 +3,15 @@
 //! connection, driven by the task that runs its statements: no pool, no background task, its
 //! prepared statements held by index.
 //!
-//! wire.rs frames packets on the socket, handshake.rs authenticates, session.rs runs commands
-//! and walks their results, result.rs decodes the rows a caller keeps, load.rs is the bulk load.
+//! wire.rs frames packets on the socket, handshake.rs authenticates, session.rs runs commands,
+//! reply.rs walks their replies (sans I/O), result.rs decodes the rows a caller keeps, load.rs
+//! is the bulk load.
 
 mod connect;
 mod errors;
 mod handshake;
 mod load;
+mod reply;
 mod result;
 mod session;
 mod wire;

@@ -1,17 +1,16 @@
 //! The command phase of one authenticated connection: `COM_QUERY`, `COM_STMT_PREPARE`,
 //! `COM_STMT_EXECUTE` and `LOAD DATA LOCAL INFILE`'s file transfer. A result's rows are walked
-//! in the read buffer and dropped without being decoded, unless the caller keeps them (TPC-C,
+//! in the read buffer (reply.rs) and dropped without being decoded, unless the caller keeps them (TPC-C,
 //! SHOW, scripts): sysbench's OLTP workloads only count them, as libmysqlclient's
 //! `mysql_stmt_store_result` does.
 
 use std::sync::{Arc, OnceLock};
 
 use mysql_common::constants::CapabilityFlags;
-use mysql_common::io::ParseBuf;
-use mysql_common::packets::Column;
 
 use super::errors::Error;
-use super::result::decode_row;
+pub use super::reply::Done;
+use super::reply::{server_error, Reply, Step};
 use super::wire::Wire;
 use crate::db::Value;
 
@@ -19,8 +18,6 @@ const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_CLOSE: u8 = 0x19;
-/// `SERVER_MORE_RESULTS_EXISTS`: another result follows this one.
-const MORE_RESULTS: u16 = 0x0008;
 /// The binary protocol's parameter types: signed 64-bit integers, strings, NULL.
 const TYPE_LONGLONG: u8 = 0x08;
 const TYPE_VAR_STRING: u8 = 0xFD;
@@ -35,19 +32,6 @@ pub struct Session {
     wire: Wire,
     /// `CLIENT_DEPRECATE_EOF`: results end with an OK packet, and no EOF follows column lists.
     deprecate_eof: bool,
-}
-
-/// What a statement returned, apart from the rows kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Done {
-    /// It returned a result set (its first result did).
-    pub result_set: bool,
-    /// Rows of the first result set, and its columns.
-    pub rows: u64,
-    pub columns: u64,
-    /// Rows changed, and warnings, from the first result's OK packet.
-    pub affected: u64,
-    pub warnings: u16,
 }
 
 /// A prepared statement and its execute packet up to the parameter values, built at its first
@@ -163,7 +147,9 @@ impl Session {
             )));
         }
         stmt.encode(self.wire.command(), params);
-        self.wire.send().await?;
+        if !self.wire.send_now()? {
+            self.wire.send_rest().await?;
+        }
         self.read_result(true, keep, None).await
     }
 
@@ -172,86 +158,28 @@ impl Session {
         self.wire.quit().await;
     }
 
-    /// Reads every result of one command; returns the first one's counts.
+    /// Reads every result of one command; returns the first one's counts. Its packets are
+    /// walked in a plain loop while they are buffered or a sole connection's `recv(2)` brings
+    /// them; the socket is awaited only when neither does (`reply.rs`).
     async fn read_result(
         &mut self,
         binary: bool,
         mut keep: Option<&mut Vec<Vec<Value>>>,
         infile: Option<&[u8]>,
     ) -> Result<Done, Error> {
-        let mut first: Option<Done> = None;
+        let mut reply = Reply::new(binary, self.deprecate_eof);
         loop {
-            let packet = self.wire.read().await?;
-            let (done, status) = match packet.first() {
-                Some(0x00) => {
-                    let ok = OkPacket::parse(&packet[1..])?;
-                    (Done { affected: ok.affected, warnings: ok.warnings, ..Done::default() }, ok.status)
-                }
-                Some(0xFF) => return Err(server_error(packet)),
-                Some(0xFB) => {
-                    self.send_infile(infile).await?;
-                    continue;
-                }
-                _ => {
-                    let columns = ParseBuf(packet)
-                        .checked_eat_lenenc_int()
-                        .ok_or_else(|| Error::Protocol("a result without a column count".into()))?;
-                    let keep = if first.is_none() { keep.as_deref_mut() } else { None };
-                    self.read_rows(columns, binary, keep).await?
-                }
+            let walked = self.wire.walk_now(|packet| reply.walk(packet, keep.as_deref_mut()).map(Step::end));
+            let step = match walked {
+                Some(step) => step?,
+                None => reply.walk(self.wire.read().await?, keep.as_deref_mut())?,
             };
-            first.get_or_insert(done);
-            if status & MORE_RESULTS == 0 {
-                break;
-            }
-        }
-        self.wire.relax();
-        Ok(first.unwrap_or_default())
-    }
-
-    /// One result set after its column count: the column definitions (parsed only when rows
-    /// are kept), then the rows up to the packet that ends them.
-    async fn read_rows(
-        &mut self,
-        columns: u64,
-        binary: bool,
-        mut keep: Option<&mut Vec<Vec<Value>>>,
-    ) -> Result<(Done, u16), Error> {
-        let mut defs = Vec::new();
-        for _ in 0..columns {
-            let packet = self.wire.read().await?;
-            if keep.is_some() {
-                defs.push(ParseBuf(packet).parse::<Column>(()).map_err(|e| bad_packet("a column definition", &e))?);
-            }
-        }
-        if !self.deprecate_eof {
-            self.wire.read().await?;
-        }
-        // Only rows kept need their columns (and this allocation).
-        let defs: Option<Arc<[Column]>> = keep.is_some().then(|| defs.into());
-        let mut done = Done { result_set: true, columns, ..Done::default() };
-        loop {
-            let packet = match self.wire.take_buffered() {
-                Some(packet) => packet?,
-                None => self.wire.read().await?,
-            };
-            match packet.first() {
-                // The end: an OK packet with an EOF header, or an EOF packet (a text row can only
-                // start with 0xFE when it is 16 MiB or larger).
-                Some(0xFE) if packet.len() < 0xFF_FFFF => {
-                    let status = if self.deprecate_eof {
-                        OkPacket::parse(&packet[1..])?.status
-                    } else {
-                        packet.get(3..5).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
-                    };
-                    return Ok((done, status));
-                }
-                Some(0xFF) => return Err(server_error(packet)),
-                _ => {
-                    done.rows += 1;
-                    if let (Some(rows), Some(defs)) = (keep.as_deref_mut(), &defs) {
-                        rows.push(decode_row(packet, defs, binary)?);
-                    }
+            match step {
+                Step::More => {}
+                Step::Infile => self.send_infile(infile).await?,
+                Step::Done(done) => {
+                    self.wire.relax();
+                    return Ok(done);
                 }
             }
         }
@@ -351,43 +279,10 @@ fn put_lenenc(out: &mut Vec<u8>, n: u64) {
     }
 }
 
-/// The parts of an OK packet (after its header byte) that a benchmark reads.
-struct OkPacket {
-    affected: u64,
-    status: u16,
-    warnings: u16,
-}
-
-impl OkPacket {
-    fn parse(body: &[u8]) -> Result<Self, Error> {
-        let mut buf = ParseBuf(body);
-        let parsed = (|| {
-            let affected = buf.checked_eat_lenenc_int()?;
-            buf.checked_eat_lenenc_int()?; // last insert id
-            Some(OkPacket { affected, status: buf.checked_eat_u16_le()?, warnings: buf.checked_eat_u16_le()? })
-        })();
-        parsed.ok_or_else(|| Error::Protocol("a short OK packet".into()))
-    }
-}
-
-/// An ERR packet: its code, SQL state (`#` and five characters, when present) and message.
-pub fn server_error(packet: &[u8]) -> Error {
-    let code = packet.get(1..3).map_or(0, |c| u16::from_le_bytes([c[0], c[1]]));
-    let mut message = packet.get(3..).unwrap_or_default();
-    let mut state = String::new();
-    if message.first() == Some(&b'#') && message.len() >= 6 {
-        state = String::from_utf8_lossy(&message[1..6]).into_owned();
-        message = &message[6..];
-    }
-    Error::Server { code, state, message: String::from_utf8_lossy(message).into_owned() }
-}
-
-fn bad_packet(what: &str, e: &std::io::Error) -> Error {
-    Error::Protocol(format!("cannot read {what}: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
+    use mysql_common::io::ParseBuf;
+
     use super::*;
 
     #[test]
@@ -415,21 +310,12 @@ mod tests {
     }
 
     #[test]
-    fn lengths_and_errors_are_read_as_the_protocol_writes_them() {
+    fn lengths_are_read_as_the_protocol_writes_them() {
         let mut out = Vec::new();
         for n in [0xFA, 0xFB, 0x1_0000, 0x100_0000] {
             put_lenenc(&mut out, n);
             assert_eq!(ParseBuf(&out).checked_eat_lenenc_int(), Some(n));
             out.clear();
         }
-        let Error::Server { code, state, message } = server_error(b"\xff\x15\x04#28000Access denied") else { panic!() };
-        assert_eq!((code, state.as_str(), message.as_str()), (1045, "28000", "Access denied"));
-        let Error::Server { code, state, message } = server_error(b"\xff\x10\x04Too many connections") else {
-            panic!()
-        };
-        assert_eq!((code, state.as_str(), message.as_str()), (1040, "", "Too many connections"));
-        let ok = OkPacket::parse(b"\x03\x00\x02\x00\x01\x00").unwrap();
-        assert_eq!((ok.affected, ok.status, ok.warnings), (3, 2, 1));
-        assert!(OkPacket::parse(b"\x03").is_err());
     }
 }

@@ -95,27 +95,55 @@ impl Wire {
     /// Sends the packet written since [`Wire::command`] or [`Wire::reply`], after the commands
     /// queued before it (a payload of 16 MiB or more is split into packets).
     pub async fn send(&mut self) -> Result<(), Error> {
+        if !self.send_now()? {
+            self.send_rest().await?;
+        }
+        Ok(())
+    }
+
+    /// [`Wire::send`] without an await: `true` when the socket took it all at once (a
+    /// statement, almost always); otherwise [`Wire::send_rest`] sends what is left.
+    pub fn send_now(&mut self) -> Result<bool, Error> {
+        self.seal();
+        let sent = self.stream.send_soon(&self.output)?;
+        if sent < self.output.len() {
+            self.output.drain(..sent);
+            return Ok(false);
+        }
+        self.sent();
+        Ok(true)
+    }
+
+    /// Sends what [`Wire::send_now`] left.
+    pub async fn send_rest(&mut self) -> Result<(), Error> {
+        self.stream.send_all(&self.output).await?;
+        self.sent();
+        Ok(())
+    }
+
+    /// Ends the packet being written: its header, or its split into packets of 16 MiB.
+    fn seal(&mut self) {
         let payload = self.output.len() - self.packet_at - 4;
         if payload < MAX_PAYLOAD {
-            self.queue();
-            self.stream.send_all(&self.output).await?;
-        } else {
-            let mut split = self.output[..self.packet_at].to_vec();
-            split.reserve(payload + 4 * (payload / MAX_PAYLOAD + 1));
-            let body = &self.output[self.packet_at + 4..];
-            // A payload of exactly n × 16 MiB ends with an empty packet.
-            for chunk in body.chunks(MAX_PAYLOAD).chain((payload % MAX_PAYLOAD == 0).then_some(&[][..])) {
-                split.extend_from_slice(&header(chunk.len(), self.seq));
-                split.extend_from_slice(chunk);
-                self.seq = self.seq.wrapping_add(1);
-            }
-            self.stream.send_all(&split).await?;
+            return self.queue();
         }
+        let mut split = self.output[..self.packet_at].to_vec();
+        split.reserve(payload + 4 * (payload / MAX_PAYLOAD + 1));
+        let body = &self.output[self.packet_at + 4..];
+        // A payload of exactly n × 16 MiB ends with an empty packet.
+        for chunk in body.chunks(MAX_PAYLOAD).chain((payload % MAX_PAYLOAD == 0).then_some(&[][..])) {
+            split.extend_from_slice(&header(chunk.len(), self.seq));
+            split.extend_from_slice(chunk);
+            self.seq = self.seq.wrapping_add(1);
+        }
+        self.output = split;
+    }
+
+    fn sent(&mut self) {
         self.output.clear();
         if self.output.capacity() > KEEP_BUFFER_BYTES {
             self.output = Vec::with_capacity(256);
         }
-        Ok(())
     }
 
     /// The next packet's payload, valid until the next read.
@@ -178,14 +206,29 @@ impl Wire {
         }
     }
 
-    /// The next packet when it is already in the buffer whole (and under 16 MiB): the rows of a
-    /// result mostly are, and are then read without an await.
-    pub fn take_buffered(&mut self) -> Option<Result<&[u8], Error>> {
-        match self.buffered_chunk() {
-            Ok((at, len)) if len < MAX_PAYLOAD => {
-                Some(self.take_chunk((at, len)).map(|(at, len)| &self.input[at..at + len]))
+    /// Hands the next packets to `walk`, without an await, until it returns a value: those
+    /// already in the buffer whole (the rows of a result mostly are), and on a thread's sole
+    /// connection those that `recv(2)` brings. `None`: await [`Wire::read`] for the next packet
+    /// (which also joins a payload of 16 MiB or more). A plain loop, so that a reply's packets
+    /// cost no future state each (`reply.rs`).
+    pub fn walk_now<T>(&mut self, mut walk: impl FnMut(&[u8]) -> Result<Option<T>, Error>) -> Option<Result<T, Error>> {
+        loop {
+            match self.buffered_chunk() {
+                Ok((at, len)) if len < MAX_PAYLOAD => {
+                    let walked = self.take_chunk((at, len)).and_then(|_| walk(&self.input[at..at + len]));
+                    match walked {
+                        Ok(None) => {}
+                        Ok(Some(out)) => return Some(Ok(out)),
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                Ok(_) => return None,
+                Err(need) => {
+                    if let Err(e) = self.fill_now(need)? {
+                        return Some(Err(e));
+                    }
+                }
             }
-            _ => None,
         }
     }
 
@@ -217,6 +260,17 @@ impl Wire {
 
     /// Reads from the socket until at least `need` unread bytes are buffered.
     async fn fill(&mut self, need: usize) -> Result<(), Error> {
+        loop {
+            if let Some(filled) = self.fill_now(need) {
+                return filled;
+            }
+            received(self.stream.read_buf(&mut self.input).await)?;
+        }
+    }
+
+    /// [`Wire::fill`] without an await, while the stream reads soon (`Stream::read_soon`);
+    /// `None` once it does not, with what it read kept.
+    fn fill_now(&mut self, need: usize) -> Option<Result<(), Error>> {
         if self.start == self.input.len() {
             self.input.clear();
             self.start = 0;
@@ -230,18 +284,19 @@ impl Wire {
         }
         while self.input.len() - self.start < need {
             // The spare capacity is at least what is missing, so this never grows the buffer.
-            let read = match self.stream.read_soon(&mut self.input) {
-                Some(read) => read?,
-                None => self.stream.read_buf(&mut self.input).await?,
-            };
-            if read == 0 {
-                return Err(Error::Io(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
+            if let Err(e) = received(self.stream.read_soon(&mut self.input)?) {
+                return Some(Err(e));
             }
         }
-        Ok(())
+        Some(Ok(()))
+    }
+}
+
+/// A read's outcome: nothing read is the server's close.
+fn received(read: io::Result<usize>) -> Result<(), Error> {
+    match read? {
+        0 => Err(Error::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"))),
+        _ => Ok(()),
     }
 }
 

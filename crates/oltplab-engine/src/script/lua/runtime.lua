@@ -930,28 +930,29 @@ function M.run_thread(env, tid)
   end
   local ctx = ctx_of[env]
   local next_event = host.next_event -- sb_event_stop (after the first), sb_more_events, sb_event_start
-  local at = host.ctx_address(ctx) -- kept alive by `ctx`
+  -- A pointer cdata, not the light userdata: LuaJIT compiles no call that converts one.
+  local at = ffi.cast("const void *", host.ctx_address(ctx)) -- kept alive by `ctx`
   local hooks = env.sysbench.hooks
   local ran = false
   -- After an event, the C call ends it and starts the next when that need not wait; else (or
-  -- for the first event) host.next_event does, yielding to the engine.
+  -- for the first event) host.next_event does, yielding to the engine. The loop has no inner
+  -- loop on its usual path (a restart's is entered only after an error), so that LuaJIT
+  -- compiles it, the event inlined, as one trace.
   while (ran and next_call(at) == STARTED) or next_event(ctx, tid, ran) do
     ran = true
-    local ok, ret
-    repeat
-      ok, ret = pcall(env.event, tid)
-      if not ok then
-        if type(ret) == "table" and ret.errcode == RESTART_EVENT then
-          host.event_restart(ctx, tid)
-          local hook = hooks.before_restart_event
-          if hook then
-            hook(ret)
-          end
-        else
-          error(ret, 0)
+    local ok, ret = pcall(env.event, tid)
+    while not ok do
+      if type(ret) == "table" and ret.errcode == RESTART_EVENT then
+        host.event_restart(ctx, tid)
+        local hook = hooks.before_restart_event
+        if hook then
+          hook(ret)
         end
+      else
+        error(ret, 0)
       end
-    until ok
+      ok, ret = pcall(env.event, tid)
+    end
     if ret then
       break -- without sb_event_stop, as sysbench's loop
     end
