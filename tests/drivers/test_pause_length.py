@@ -79,8 +79,11 @@ def test_a_paused_server_is_reported_for_the_length_of_its_pause(
     shown = run.intervals[["t_s", "interval_s", "transactions", "lat_max_ms"]].to_string()
     assert len(stalls) == 1, (stalls, pauser.stop_s, pauser.cont_s, shown)
     stall = stalls[0]
-    assert stall.duration_s == pytest.approx(paused_s, abs=TOLERANCE_S), (stall, paused_s)
-    assert stall.start_s == pytest.approx(pauser.stop_s, abs=TOLERANCE_S), (stall, pauser.stop_s)
+    # The intervals too: a failure under heavy load (a short stall after the pause, its 1.4-s
+    # waits in no interval) has not been explained yet.
+    seen = (stall, pauser.stop_s, pauser.cont_s, shown)
+    assert stall.duration_s == pytest.approx(paused_s, abs=TOLERANCE_S), seen
+    assert stall.start_s == pytest.approx(pauser.stop_s, abs=TOLERANCE_S), seen
     assert stall.method == "latency"
     doc = analysis.to_document().stalls[0]
     assert doc.duration_s == pytest.approx(stall.duration_s)
