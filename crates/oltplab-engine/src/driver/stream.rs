@@ -44,7 +44,7 @@ impl Stream {
         Ok(Stream::Unix(UnixStream::connect(path).await?))
     }
 
-    /// Writes `buf` (on a thread's sole connection outside the runtime) and flushes what TLS
+    /// Writes `buf` (what the socket takes at once outside the runtime) and flushes what TLS
     /// buffers.
     pub async fn send_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
@@ -54,16 +54,6 @@ impl Stream {
                 s.write_all(buf).await?;
                 s.flush().await
             }
-        }
-    }
-
-    /// How much of `buf` a thread's sole connection took at once, outside the runtime (0: none,
-    /// or not a sole connection, or TLS, whose session writes).
-    pub fn send_soon(&self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => reply_wait::send_soon(s, buf),
-            Stream::Unix(s) => reply_wait::send_soon(s, buf),
-            Stream::Tls(_) => Ok(0),
         }
     }
 

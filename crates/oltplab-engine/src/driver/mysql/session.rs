@@ -147,9 +147,7 @@ impl Session {
             )));
         }
         stmt.encode(self.wire.command(), params);
-        if !self.wire.send_now()? {
-            self.wire.send_rest().await?;
-        }
+        self.wire.send().await?;
         self.read_result(true, keep, None).await
     }
 

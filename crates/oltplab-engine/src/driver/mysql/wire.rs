@@ -95,27 +95,8 @@ impl Wire {
     /// Sends the packet written since [`Wire::command`] or [`Wire::reply`], after the commands
     /// queued before it (a payload of 16 MiB or more is split into packets).
     pub async fn send(&mut self) -> Result<(), Error> {
-        if !self.send_now()? {
-            self.send_rest().await?;
-        }
-        Ok(())
-    }
-
-    /// [`Wire::send`] without an await: `true` when the socket took it all at once (a
-    /// statement, almost always); otherwise [`Wire::send_rest`] sends what is left.
-    pub fn send_now(&mut self) -> Result<bool, Error> {
         self.seal();
-        let sent = self.stream.send_soon(&self.output)?;
-        if sent < self.output.len() {
-            self.output.drain(..sent);
-            return Ok(false);
-        }
-        self.sent();
-        Ok(true)
-    }
-
-    /// Sends what [`Wire::send_now`] left.
-    pub async fn send_rest(&mut self) -> Result<(), Error> {
+        // What the socket takes at once goes out in a plain send(2), without a wait (reply_wait.rs).
         self.stream.send_all(&self.output).await?;
         self.sent();
         Ok(())
