@@ -21,7 +21,7 @@ const IN_A_ROW: u32 = 64;
 /// One connection's lane, shared by its worker's loop and its workload.
 pub struct BackToBack {
     shared: Arc<Shared>,
-    shard_id: usize,
+    recorder_lane: usize,
     worker: usize,
     /// The start of the event in flight: set by the worker's loop when it starts one, and here.
     start: Cell<Instant>,
@@ -31,9 +31,9 @@ pub struct BackToBack {
 }
 
 impl BackToBack {
-    pub fn new(shared: &Arc<Shared>, shard_id: usize, worker: usize) -> Self {
+    pub fn new(shared: &Arc<Shared>, recorder_lane: usize, worker: usize) -> Self {
         let (start, totals, in_a_row) = (Cell::new(Instant::now()), Cell::default(), Cell::new(0));
-        Self { shared: Arc::clone(shared), shard_id, worker, start, totals, in_a_row }
+        Self { shared: Arc::clone(shared), recorder_lane, worker, start, totals, in_a_row }
     }
 
     /// The worker's loop starts an event at `start`.
@@ -64,7 +64,7 @@ impl EventLane for BackToBack {
         let start = self.start.replace(end);
         let timing = event_timing(None, start, end, end);
         let mut totals = self.totals.get();
-        record_event(shared, self.shard_id, timing, tally, &[], &mut totals);
+        record_event(shared, self.recorder_lane, timing, tally, &[], &mut totals);
         self.totals.set(totals);
         self.in_a_row.set(self.in_a_row.get() + 1);
         true

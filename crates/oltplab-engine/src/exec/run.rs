@@ -186,8 +186,8 @@ impl Times {
     }
 }
 
-/// What the workers share on every engine thread: the recorder shards (one per thread up to
-/// [`recorder_shards`]; a thread's connections record into its own).
+/// What the workers share on every engine thread: the recorders (a lane per thread, which
+/// its connections record into, over [`recorder_shards`] sets of histograms).
 fn shared_state(
     spec: &Spec,
     load: &LoadShape,
@@ -198,7 +198,12 @@ fn shared_state(
     engine_threads: usize,
 ) -> Shared {
     let steps = load.plan.as_ref().map_or(&[][..], |p| &p.steps[..]);
-    let recorders = Recorders::new(recorder_shards(engine_threads), workload.kinds().len(), times.warmup_end.is_none());
+    let recorders = Recorders::sharded(
+        engine_threads,
+        recorder_shards(engine_threads),
+        workload.kinds().len(),
+        times.warmup_end.is_none(),
+    );
     Shared {
         recorders: if load.is_open_loop() { recorders } else { recorders.closed_loop() },
         stmt_kinds,

@@ -77,13 +77,13 @@ pub fn event_timing(intended: Option<Instant>, start: Instant, end: Instant, fre
 /// Records a completed event, and in the connection's `totals` if the run is measuring.
 pub fn record_event(
     shared: &Shared,
-    shard_id: usize,
+    recorder_lane: usize,
     timing: EventTiming,
     tally: Tally,
     stmt_latencies_ns: &[(usize, u64)],
     totals: &mut WorkerTotals,
 ) {
-    if shared.recorders.record_event(shard_id, timing, tally, stmt_latencies_ns) {
+    if shared.recorders.record_event(recorder_lane, timing, tally, stmt_latencies_ns) {
         totals.events += 1;
         totals.latency_sum_ns += timing.response_ns;
     }

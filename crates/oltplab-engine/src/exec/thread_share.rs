@@ -23,7 +23,7 @@ use crate::workload::{WorkerInfo, Workload};
 
 /// What a thread's share is given when the run starts it.
 pub struct Share {
-    /// The engine thread (its connections record into `Recorders::shard_of` it).
+    /// The engine thread (its connections record into its lane, `Recorders::lane_of`).
     pub thread: usize,
     /// The run's engine threads.
     pub threads: usize,
@@ -101,7 +101,7 @@ pub async fn run_share(share: Share) {
             conn,
             rng: Rng::for_stream(go.rand_seed, id as u64 + 1),
             info: WorkerInfo { id, count: go.count },
-            shard: go.shared.recorders.shard_of(thread),
+            recorder_lane: go.shared.recorders.lane_of(thread),
             thread: Rc::clone(&state),
             stop: local_stop.clone(),
         };

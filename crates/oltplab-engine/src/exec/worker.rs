@@ -19,12 +19,12 @@ use super::back_to_back::BackToBack;
 use super::shared::{event_timing, record_event, Shared};
 use super::stop::{LocalStop, Stop};
 
-/// One connection, on its engine thread: its recorder shard is the thread's.
+/// One connection, on its engine thread: its recorder lane is the thread's.
 pub struct Worker {
     pub conn: Conn,
     pub rng: Rng,
     pub info: WorkerInfo,
-    pub shard: usize,
+    pub recorder_lane: usize,
     pub thread: Rc<ThreadState>,
     /// The run's stop, as this engine thread sees it.
     pub stop: LocalStop,
@@ -32,9 +32,9 @@ pub struct Worker {
 
 /// Runs one connection's events; returns its totals and the connection, for the run to close.
 pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, Conn) {
-    let Worker { mut conn, mut rng, info: worker, shard: shard_id, thread, stop } = worker;
+    let Worker { mut conn, mut rng, info: worker, recorder_lane, thread, stop } = worker;
     let mut totals = WorkerTotals::default();
-    let lane = Rc::new(BackToBack::new(&shared, shard_id, worker.id));
+    let lane = Rc::new(BackToBack::new(&shared, recorder_lane, worker.id));
     let mut state = match shared.workload.worker_state(&thread, worker, Some(Rc::clone(&lane) as Rc<dyn EventLane>)) {
         Ok(state) => state,
         Err(e) => {
@@ -108,7 +108,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
         // statement"). A stopped run rings the doorbell, so the event waits in the runtime,
         // where this stop ends it.
         let outcome = {
-            let event = std::pin::pin!(run_event(&shared, &mut ctx, &mut state, shard_id));
+            let event = std::pin::pin!(run_event(&shared, &mut ctx, &mut state, recorder_lane));
             stop.unless_stopped(event).await
         };
         if counted.is_some() {
@@ -124,58 +124,58 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
         free_since = end;
         now = end;
         latencies = std::mem::take(&mut ctx.stmt_latencies_ns);
-        record_handled(&shared, &mut ctx, shard_id);
+        record_handled(&shared, &mut ctx, recorder_lane);
         // The workload may end this connection's load (a script's loop returned): not an event.
         if outcome == Some(true) && !ctx.ended {
-            record_event(&shared, shard_id, timing, ctx.tally, &latencies, &mut totals);
+            record_event(&shared, recorder_lane, timing, ctx.tally, &latencies, &mut totals);
             if turn_used {
                 // The workload ran events back to back: the engine thread's other connections' turn.
                 tokio::task::yield_now().await;
             }
         } else {
             // Interrupted or fatal: the event is not counted, its queries are.
-            shared.recorders.record_queries(shard_id, ctx.tally);
+            shared.recorders.record_queries(recorder_lane, ctx.tally);
             break;
         }
     }
     if shared.fatal.lock().expect("fatal lock").is_none() && !shared.interrupted.load(Ordering::Relaxed) {
         let mut ctx = EventCtx::new(&mut conn, &mut rng, worker, &shared.stmt_kinds);
-        finish(&shared, &mut ctx, &mut state, shard_id).await;
+        finish(&shared, &mut ctx, &mut state, recorder_lane).await;
     }
     shared.running.fetch_sub(1, Ordering::Relaxed);
     (totals, conn)
 }
 
 /// The end of the run on this connection: what the workload still has to send.
-async fn finish(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerState, shard_id: usize) {
+async fn finish(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerState, recorder_lane: usize) {
     if let Err(e) = shared.workload.finish(ctx, state).await {
         fail(shared, format!("finishing the workload failed: {e}"));
     }
-    record_handled(shared, ctx, shard_id);
-    shared.recorders.record_queries(shard_id, ctx.tally);
+    record_handled(shared, ctx, recorder_lane);
+    shared.recorders.record_queries(recorder_lane, ctx.tally);
 }
 
 /// Errors the workload handled itself (a script's restarted events) count as the run's errors.
-fn record_handled(shared: &Shared, ctx: &mut EventCtx<'_>, shard_id: usize) {
+fn record_handled(shared: &Shared, ctx: &mut EventCtx<'_>, recorder_lane: usize) {
     for (code, reconnect) in ctx.handled_errors.drain(..) {
-        shared.recorders.record_error(shard_id, &code, reconnect);
+        shared.recorders.record_error(recorder_lane, &code, reconnect);
     }
 }
 
 /// Runs one event to success (true), or to a fatal error or a server still down at the end (false).
-async fn run_event(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerState, shard_id: usize) -> bool {
+async fn run_event(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerState, recorder_lane: usize) -> bool {
     loop {
         let Err(e) = shared.workload.event(ctx, state).await else { return true };
         match e.action {
             ErrorAction::Retry => {
-                shared.recorders.record_error(shard_id, &e.code, false);
+                shared.recorders.record_error(recorder_lane, &e.code, false);
                 // The transaction may be half done (a lock wait timeout rolls back one statement only).
                 let _ = ctx.conn.query("ROLLBACK", Fetch::Discard).await;
                 // In the event's latency, not in the next statement's.
                 ctx.clock.restart();
             }
             ErrorAction::Reconnect => {
-                shared.recorders.record_error(shard_id, &e.code, true);
+                shared.recorders.record_error(recorder_lane, &e.code, true);
                 // Boxed as in the workload's reconnect: rare, and large.
                 if !Box::pin(reconnect(ctx.conn, &shared.stop, shared.deadline)).await {
                     // The server is still down when the run ends: give the event up (not counted).

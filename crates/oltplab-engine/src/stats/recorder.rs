@@ -1,6 +1,7 @@
 //! Sharded recorders. Connections share a few shards (not one histogram each) so
-//! that 10,000 connections cost a few MB; a shard's lock is held for a few
-//! nanoseconds per event and is almost never contended.
+//! that 10,000 connections cost a few MB. Each engine thread records into a lane of
+//! its own (counts and a buffer of latencies under a lock no other thread takes but
+//! the drain), which folds into its shard's histograms every few hundred latencies.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -133,21 +134,7 @@ impl Snapshot {
     }
 }
 
-/// A shard: what it recorded since the last drain, and whether that counts as measured
-/// (false during warm-up). Both live under one lock, so an event and the phase it is
-/// counted in can never disagree.
-struct Shard {
-    snap: Snapshot,
-    /// Latencies not yet in `snap`'s histograms, folded in by the [`PENDING`] and at every
-    /// drain: a record into a 264-KB histogram is a likely cache miss (the kernel's network
-    /// path evicts its lines between two events), an append to this buffer is not, and a batch
-    /// of one workload's latencies folds into a few dozen lines, which the first records of the
-    /// batch bring in for the rest (docs/performance-engine.md, "The recorders' misses").
-    pending: Vec<Pending>,
-    measuring: bool,
-}
-
-/// How many latencies a shard buffers before its histograms take them.
+/// How many latencies a lane buffers before it offers them to its shard's histograms.
 const PENDING: usize = 256;
 
 /// A latency for one of a snapshot's histograms ([`Snapshot::histogram`]).
@@ -157,24 +144,46 @@ struct Pending {
     ns: u64,
 }
 
-impl Shard {
+/// An engine thread's own part of the recorders: the counts and latencies its connections
+/// recorded since they last went into the shard, and whether they count as measured (false
+/// during warm-up), under a lock that only that thread and the drain take. The shard's lock,
+/// shared by the threads of both cores, bounced its line between them twice per event: 23-25 %
+/// of the client's user time at 8 point-select connections on an idle host
+/// (docs/performance-engine.md, "One lane per engine thread"). Aligned so that two lanes never
+/// share a cache line.
+#[repr(align(128))]
+struct Lane(Mutex<LaneState>);
+
+struct LaneState {
+    counts: Counts,
+    /// Latencies not yet in the shard's histograms: a record into a 264-KB histogram is a likely
+    /// cache miss (the kernel's network path evicts its lines between two events), an append to
+    /// this buffer is not, and a batch of one workload's latencies folds into a few dozen lines,
+    /// which the first records of the batch bring in for the rest.
+    pending: Vec<Pending>,
+    measuring: bool,
+}
+
+impl LaneState {
     fn record(&mut self, histogram: usize, ns: u64) {
         self.pending.push(Pending { histogram: histogram as u32, ns });
-        if self.pending.len() == PENDING {
-            self.fold();
-        }
     }
 
-    /// Puts the buffered latencies into the histograms.
-    fn fold(&mut self) {
+    /// Moves everything recorded into `snap`: an event's counts and latencies always sit
+    /// together, in the lane or in the shard.
+    fn fold_into(&mut self, snap: &mut Snapshot) {
         for p in self.pending.drain(..) {
-            self.snap.histogram(p.histogram as usize).saturating_record(p.ns);
+            snap.histogram(p.histogram as usize).saturating_record(p.ns);
         }
+        snap.counts.merge(&self.counts);
+        self.counts = Counts::empty();
     }
 }
 
 pub struct Recorders {
-    shards: Vec<Mutex<Shard>>,
+    lanes: Vec<Lane>,
+    /// Lane `i` folds into shard `i % shards.len()`.
+    shards: Vec<Mutex<Snapshot>>,
     kinds: usize,
     /// Whether the service time is recorded: in an open loop only. In a closed loop it is the
     /// response time, which nothing reads twice, and a histogram's record is a likely cache
@@ -183,10 +192,21 @@ pub struct Recorders {
 }
 
 impl Recorders {
+    /// `shards` recorders, each recorded into by one lane.
     pub fn new(shards: usize, kinds: usize, measuring: bool) -> Self {
-        let shard =
-            || Mutex::new(Shard { snap: Snapshot::new(kinds), pending: Vec::with_capacity(PENDING), measuring });
-        Self { shards: (0..shards.max(1)).map(|_| shard()).collect(), kinds, service: true }
+        Self::sharded(shards, shards, kinds, measuring)
+    }
+
+    /// `lanes` lanes (one per engine thread) over `shards` shards (one set of histograms each).
+    pub fn sharded(lanes: usize, shards: usize, kinds: usize, measuring: bool) -> Self {
+        let lane =
+            || Lane(Mutex::new(LaneState { counts: Counts::empty(), pending: Vec::with_capacity(PENDING), measuring }));
+        Self {
+            lanes: (0..lanes.max(1)).map(|_| lane()).collect(),
+            shards: (0..shards.max(1)).map(|_| Mutex::new(Snapshot::new(kinds))).collect(),
+            kinds,
+            service: true,
+        }
     }
 
     /// The same, for a closed loop: the service time is not recorded.
@@ -196,23 +216,27 @@ impl Recorders {
         self
     }
 
-    /// The shard a connection records into.
-    pub fn shard_of(&self, worker: usize) -> usize {
-        worker % self.shards.len()
+    /// The lane an engine thread's connections record into.
+    pub fn lane_of(&self, thread: usize) -> usize {
+        thread % self.lanes.len()
+    }
+
+    #[inline]
+    fn lane(&self, lane: usize) -> std::sync::MutexGuard<'_, LaneState> {
+        self.lanes[lane].0.lock().expect("recorder lock")
     }
 
     /// Records a completed event; returns whether it counts as measured (not warm-up).
     pub fn record_event(
         &self,
-        shard: usize,
+        lane: usize,
         timing: EventTiming,
         tally: Tally,
         stmt_latencies_ns: &[(usize, u64)],
     ) -> bool {
         let latency_ns = timing.response_ns;
-        let mut guard = self.shards[shard].lock().expect("recorder lock");
-        let measuring = guard.measuring;
-        let c = &mut guard.snap.counts;
+        let mut guard = self.lane(lane);
+        let c = &mut guard.counts;
         c.lag_sum_ns += timing.lag_ns;
         c.lag_max_ns = c.lag_max_ns.max(timing.lag_ns);
         c.late += u64::from(timing.lag_ns > LATE_NS);
@@ -234,19 +258,27 @@ impl Recorders {
         for &(kind, ns) in stmt_latencies_ns {
             guard.record(kind + 2, ns);
         }
-        measuring
+        if guard.pending.len() >= PENDING {
+            // Never waits for the shard while holding the lane (the drain takes the shard, then
+            // the lanes): a shard busy with a drain or another lane's fold takes this lane's
+            // events at its next fold.
+            if let Ok(mut snap) = self.shards[lane % self.shards.len()].try_lock() {
+                guard.fold_into(&mut snap);
+            }
+        }
+        guard.measuring
     }
 
     /// Queries of an event that is abandoned (interrupted or fatal) still count, as in sysbench.
-    pub fn record_queries(&self, shard: usize, tally: Tally) {
-        let c = &mut self.shards[shard].lock().expect("recorder lock").snap.counts;
+    pub fn record_queries(&self, lane: usize, tally: Tally) {
+        let c = &mut self.lane(lane).counts;
         c.reads += tally.reads;
         c.writes += tally.writes;
         c.others += tally.others;
     }
 
-    pub fn record_error(&self, shard: usize, code: &str, reconnect: bool) {
-        let c = &mut self.shards[shard].lock().expect("recorder lock").snap.counts;
+    pub fn record_error(&self, lane: usize, code: &str, reconnect: bool) {
+        let c = &mut self.lane(lane).counts;
         c.errors += 1;
         *c.errors_by_code.entry(code.to_owned()).or_default() += 1;
         if reconnect {
@@ -263,15 +295,20 @@ impl Recorders {
     }
 
     /// [`drain`](Self::drain) into `out` (reset first): the reporter reuses one snapshot
-    /// rather than allocating (and faulting in) 264 KB per histogram every interval.
+    /// rather than allocating (and faulting in) 264 KB per histogram every interval. Each
+    /// shard stays locked while its lanes fold into it, so no lane folds an event recorded
+    /// after its drain into this one.
     pub fn drain_into(&self, out: &mut Snapshot, start_measuring: bool) {
         out.reset();
-        for shard in &self.shards {
-            let mut s = shard.lock().expect("recorder lock");
-            s.fold();
-            out.merge(&s.snap);
-            s.snap.reset();
-            s.measuring |= start_measuring;
+        for (i, shard) in self.shards.iter().enumerate() {
+            let mut snap = shard.lock().expect("recorder lock");
+            for lane in (i..self.lanes.len()).step_by(self.shards.len()) {
+                let mut lane = self.lane(lane);
+                lane.fold_into(&mut snap);
+                lane.measuring |= start_measuring;
+            }
+            out.merge(&snap);
+            snap.reset();
         }
     }
 }
@@ -287,7 +324,7 @@ mod tests {
         for w in 0..6 {
             let ns = 1_000 * (w as u64 + 1);
             r.record_event(
-                r.shard_of(w),
+                r.lane_of(w),
                 EventTiming { response_ns: ns, service_ns: ns, lag_ns: 0, client_lag_ns: 0 },
                 tally,
                 &[(1, 500)],
@@ -328,6 +365,34 @@ mod tests {
         let second = r.drain(false);
         assert_eq!((second.transactions.len(), second.kinds[0].len(), second.counts.transactions), (7, 7, 7));
         assert_eq!(r.drain(false).transactions.len(), 0);
+    }
+
+    #[test]
+    fn lanes_fold_into_their_shard_and_a_busy_shard_leaves_them_whole() {
+        let r = Recorders::sharded(3, 2, 1, true);
+        let timing = EventTiming { response_ns: 7_000, service_ns: 7_000, lag_ns: 0, client_lag_ns: 0 };
+        let tally = Tally { reads: 1, writes: 0, others: 0 };
+        {
+            // A drain (or another lane) holds lane 2's shard: its full buffer waits, with its counts.
+            let _busy = r.shards[0].lock().unwrap();
+            for _ in 0..PENDING + 10 {
+                r.record_event(r.lane_of(2), timing, tally, &[(0, 3_000)]);
+            }
+            assert_eq!(r.lane(2).counts.transactions, PENDING as u64 + 10);
+        }
+        r.record_event(r.lane_of(4), timing, tally, &[]);
+        r.record_error(r.lane_of(0), "1213", false);
+        let s = r.drain(false);
+        assert_eq!(
+            (s.counts.transactions, s.counts.reads, s.counts.errors),
+            (PENDING as u64 + 11, PENDING as u64 + 11, 1)
+        );
+        assert_eq!(
+            (s.transactions.len(), s.service.len(), s.kinds[0].len()),
+            (PENDING as u64 + 11, PENDING as u64 + 11, PENDING as u64 + 10)
+        );
+        let again = r.drain(false);
+        assert_eq!((again.counts.transactions, again.transactions.len()), (0, 0));
     }
 
     #[test]
