@@ -17,17 +17,27 @@ from tests import synthetic
 NS_PER_S = 1e9
 
 
+# How much slower a transaction runs while a host is slow to resume (Pause.sluggish_s).
+SLUGGISH_FACTOR = 20.0
+
+
 @dataclass(frozen=True)
 class Pause:
     at_s: float
     for_s: float
+    # After SIGCONT, this long a starved host runs transactions SLUGGISH_FACTOR times slower
+    # (seen under a load average of 90: the interval after the pause fell below the threshold).
+    sluggish_s: float = 0.0
 
     def delay(self, begin_s: float, done_s: float) -> float:
         """When a transaction that would run from begin_s to done_s completes."""
+        resumed_s = self.at_s + self.for_s
         if begin_s < self.at_s < done_s:
             return done_s + self.for_s  # in flight: frozen with the server
-        if self.at_s <= begin_s < self.at_s + self.for_s:
-            return self.at_s + self.for_s + (done_s - begin_s)  # waits for SIGCONT
+        if self.at_s <= begin_s < resumed_s:
+            return resumed_s + (done_s - begin_s)  # waits for SIGCONT
+        if resumed_s <= begin_s < resumed_s + self.sluggish_s:
+            return begin_s + SLUGGISH_FACTOR * (done_s - begin_s)
         return done_s
 
 

@@ -74,6 +74,26 @@ def test_interval_edges_off_the_grid(tmp_path: Path, pause: Pause) -> None:
     assert stalls[0].duration_s == pytest.approx(pause.for_s, abs=LENGTH_TOLERANCE_S)
 
 
+@pytest.mark.parametrize("interval_s", [1.0, 0.5])
+@pytest.mark.parametrize("pause", [Pause(12.3, 1.4, 0.6), Pause(12.3, 3.0, 0.6)], ids=str)
+def test_a_slow_resumption_does_not_hide_the_pause(
+    tmp_path: Path, interval_s: float, pause: Pause
+) -> None:
+    """A host slow to resume after SIGCONT (tests/drivers/test_pause_length.py under a load
+    average of 90) leaves the interval the pause ended in below the threshold: the longest
+    wait, the pause's own, then ends inside the stall's intervals, not in the one after them,
+    whose longest wait is only the slow catch-up's (a 1.4-s pause was reported as 0.2 s from
+    3.8 s)."""
+    stalls = _stalls(tmp_path, CLOSED, [pause], interval_s, seed=11)
+    assert len(stalls) == 1, stalls
+    stall = stalls[0]
+    assert stall.duration_s == pytest.approx(pause.for_s, abs=LENGTH_TOLERANCE_S), stall
+    assert stall.start_s == pytest.approx(pause.at_s, abs=START_TOLERANCE_S), stall
+    assert stall.start_range_s is not None
+    lo, hi = stall.start_range_s
+    assert lo <= pause.at_s <= hi, stall
+
+
 def test_the_issues_example_is_no_longer_two_seconds(tmp_path: Path) -> None:
     """3 s from 12.3 s with 1-s intervals: two empty intervals, so 2.0 s before."""
     stall = _stalls(tmp_path, CLOSED, [Pause(12.3, 3.0)], 1.0, seed=1)[0]

@@ -228,8 +228,10 @@ def test_service_time_p99_stays_low(open_loop: Paused) -> None:
     service = known(open_loop.summary.service_latency_ms)
     # Only the transactions in flight when the server stopped, one per connection, waited
     # in the server: 8 of ~1,200 is less than 1%, so the service p99 does not see the pause.
-    # It is a few ms (up to ~40 on a busy machine): a tenth of the pause is the bound.
-    assert known(service.p99) < PAUSE_S * 1000 / 10, service
+    # It is a few ms on an idle host, but a host at a load average of 300 starves the client
+    # after SIGCONT and stretched a few services past 200 ms (a tenth of the pause, the bound
+    # before): half the pause separates the pause's waiters from the host's delays.
+    assert known(service.p99) < PAUSE_S * 1000 / 2, service
     assert known(response.p99) >= 5 * known(service.p99), (response, service)
     assert _at_least(open_loop.run, "service", 1000) == THREADS
     assert known(service.max) >= 0.9 * PAUSE_S * 1000, service

@@ -4,8 +4,10 @@ the server and its child processes, PostgreSQL's backends, then SIGCONT) for 1.4
 `oltplab show`'s analysis must report one stall starting when the server stopped and lasting
 the pause, within 0.3 s.
 
-With 1-s intervals this pause leaves no interval below the threshold at all (0.3 and 0.7 of
-the rate on either side of a boundary): only the waits say it happened, and how long.
+With 1-s intervals this pause leaves no interval below the threshold at all (0.3 of the rate
+on either side of the boundary): only the waits say it happened, and how long. On a host
+slow to resume, the interval it ended in may fall below the threshold after all; the longest
+wait is then inside the stall (tests/analysis/test_stall_length.py's slow resumption).
 Each engine gets a server of this module's own: a paused shared server would freeze the
 other tests."""
 
@@ -79,8 +81,6 @@ def test_a_paused_server_is_reported_for_the_length_of_its_pause(
     shown = run.intervals[["t_s", "interval_s", "transactions", "lat_max_ms"]].to_string()
     assert len(stalls) == 1, (stalls, pauser.stop_s, pauser.cont_s, shown)
     stall = stalls[0]
-    # The intervals too: a failure under heavy load (a short stall after the pause, its 1.4-s
-    # waits in no interval) has not been explained yet.
     seen = (stall, pauser.stop_s, pauser.cont_s, shown)
     assert stall.duration_s == pytest.approx(paused_s, abs=TOLERANCE_S), seen
     assert stall.start_s == pytest.approx(pauser.stop_s, abs=TOLERANCE_S), seen

@@ -7,16 +7,16 @@ it only half-full. Two more facts pin the pause down:
 
 - Before it, transactions complete at the rate R of the intervals just before: the N that
   completed in the interval where the pause began all did so before it, so it began N / R
-  seconds into that interval (the stall's first interval when it holds a trickle, else the
-  interval before it).
+  seconds into that interval (the last with completions before the pause ended).
 - After it, the first interval with completions holds the transaction that waited longest:
   one that was in flight when the pause began (closed loop) or arrived just then (open
-  loop). A transaction completing at t after waiting d was blocked since t - d, so the
+  loop). That is the interval after the stall, or the stall's last when a host slow to
+  resume left it below the threshold too. A transaction completing at t after waiting d was blocked since t - d, so the
   pause lasted about d (less the longest wait of an ordinary interval, which any in-flight
   transaction had already spent).
 
 A pause shorter than two intervals may leave no interval below the threshold at all (1.4 s
-across a 1-s boundary leaves 0.3 and 0.7 of the rate). Its trace is an interval whose longest
+from 2.3 s leaves 0.3 of the rate in each 1-s interval it touches). Its trace is an interval whose longest
 wait is far beyond the ordinary one, and in whose histogram not one transaction but the load
 itself waited: every connection (closed loop), or the arrivals of the pause's first half
 (open loop).
@@ -147,6 +147,11 @@ def _row_at(timeline: Timeline, start_s: float) -> int:
     return int(np.argmin(np.abs(timeline.start_s - start_s)))
 
 
+def _row_holding(timeline: Timeline, t_s: float) -> int:
+    """The interval that `t_s` falls in (0 before the first)."""
+    return int(np.searchsorted(timeline.end_s, t_s, side="right"))
+
+
 def _rows_of(stall: Stall, timeline: Timeline) -> range:
     first = _row_at(timeline, stall.start_s)
     # Interval ends are rounded (intervals.csv keeps microseconds): a stall's end computed
@@ -163,18 +168,19 @@ def _measured(
     ordinary_s: float,
 ) -> Stall:
     rows = _rows_of(stall, timeline)
-    first, last = rows.start, rows.stop - 1
-    after = last + 1
+    after = rows.stop
     if after >= timeline.start_s.size or not timeline.adjoins(after):
         return stall  # the run (or its record) ended within the stall: no wait to read
-    wait_s = timeline.lat_max_s[after]
-    if not np.isfinite(wait_s):
+    # The pause's own wait ends in the first interval with completions after it: the one
+    # after the stall, or the stall's last when the host was slow to catch up and left that
+    # interval below the threshold too. It is the longest wait of them all.
+    waits = np.nan_to_num(timeline.lat_max_s[rows.start : after + 1], nan=-1.0)
+    if waits.max() < 0:
         return stall
-    before = first - 1 if timeline.adjoins(first) else first
-    estimate, window = _began_s(before, first, timeline, ordinary, load)
-    lo, hi = _start_range(window, after, timeline, ordinary)
-    began = float(np.clip(estimate, lo, hi))
-    ended = _ended_s(began, after, timeline, ordinary_s)
+    waited = rows.start + int(np.argmax(waits))
+    began, ended, bounds = _pause_ending_in(
+        waited, rows.start, timeline, load, ordinary, ordinary_s
+    )
     return Stall(
         start_s=began,
         duration_s=ended - began,
@@ -183,31 +189,36 @@ def _measured(
         intervals=stall.intervals,
         method="latency",
         low_intervals_s=stall.duration_s,
-        start_range_s=(lo, hi),
+        start_range_s=bounds,
     )
 
 
-def _began_s(
-    before: int, first: int, timeline: Timeline, ordinary: npt.NDArray[np.bool_], load: Load
-) -> tuple[float, tuple[float, float]]:
-    """When the pause began, from what completed in its interval before it, at the rate of the
-    intervals just before; and the interval it began in (a hard bound). Row `before` is the
-    ordinary one before the stall's first row. A trickle in the stall's first row means the
-    pause began there, `before` being full (its own rate is then the nearest); an empty first
-    row means it began in `before`."""
-    if before < first and timeline.transactions[first] > 0:
-        rate = float(timeline.tps[before]) or _rate_of(
-            range(before - RATE_ROWS, before), timeline, ordinary, load
-        )
-        origin, latest = float(timeline.start_s[first]), float(timeline.end_s[first])
-        completions = float(timeline.transactions[first])
-    else:
-        rate = _rate_of(range(before - RATE_ROWS, before), timeline, ordinary, load)
-        origin, latest = float(timeline.start_s[before]), float(timeline.start_s[first])
-        completions = float(timeline.transactions[before]) if before < first else 0.0
-    latest = max(origin, latest)
-    began = float(np.clip(origin + completions / rate, origin, latest))
-    return began, (origin, latest)
+def _pause_ending_in(
+    row: int,
+    latest_origin: int,
+    timeline: Timeline,
+    load: Load,
+    ordinary: npt.NDArray[np.bool_],
+    ordinary_s: float,
+) -> tuple[float, float, tuple[float, float]]:
+    """When the pause whose longest wait ended in `row` began and ended, and the bounds of its
+    start (`_start_range`). Nothing completes during a pause, so it began in `origin`, the last
+    interval with completions before `row` (and no later than `latest_origin`, the stall's
+    first: a slowdown's trickle is not its start), that many completions' worth of time into
+    it at the rate of the ordinary intervals just before."""
+    held = np.flatnonzero(timeline.transactions[: min(latest_origin, row - 1) + 1] > 0)
+    origin = int(held[-1]) if held.size else max(min(latest_origin, row - 1), 0)
+    rate_tps = _rate_of(range(origin - RATE_ROWS, origin), timeline, ordinary, load)
+    window = (float(timeline.start_s[origin]), float(timeline.end_s[origin]))
+    lo, hi = _start_range(window, row, timeline, ordinary)
+    estimate = window[0] + float(timeline.transactions[origin]) / rate_tps
+    began = float(np.clip(estimate, lo, hi))
+    return began, _ended_s(began, row, timeline, ordinary_s), (lo, hi)
+
+
+def _longest_ordinary_wait_s(timeline: Timeline, ordinary: npt.NDArray[np.bool_]) -> float:
+    waits = timeline.lat_max_s[ordinary]
+    return float(np.max(waits[np.isfinite(waits)], initial=0.0))
 
 
 def _start_range(
@@ -221,8 +232,7 @@ def _start_range(
     (in flight when it began, or started just after it on an answer already on its way): so
     it began in [a0 - d - L, a1 - d + L]. Both together, or `window` widened by L when they
     disagree (not a pause of this model)."""
-    waits = timeline.lat_max_s[ordinary]
-    longest_s = float(np.max(waits[np.isfinite(waits)], initial=0.0))
+    longest_s = _longest_ordinary_wait_s(timeline, ordinary)
     wait_s = float(timeline.lat_max_s[after])
     lo = max(window[0] - longest_s, float(timeline.start_s[after]) - wait_s - longest_s)
     hi = min(window[1], float(timeline.end_s[after]) - wait_s + longest_s)
@@ -303,23 +313,17 @@ def _from_wait(
     ordinary_s: float,
 ) -> Stall:
     """The stall that ended in `row`, where no interval fell below the threshold."""
-    before = row - 1 if timeline.adjoins(row) else row
-    origin = float(timeline.start_s[before])
-    completions = float(timeline.transactions[before:row].sum())
-    rate_tps = _rate_of(range(before - RATE_ROWS, before), timeline, ordinary, load)
-    window = (origin, max(origin, float(timeline.start_s[row])))
-    lo, hi = _start_range(window, row, timeline, ordinary)
-    began = float(np.clip(origin + completions / rate_tps, lo, hi))
-    ended = _ended_s(began, row, timeline, ordinary_s)
-    tps = timeline.tps[before : row + 1]
-    lengths = (timeline.end_s - timeline.start_s)[before : row + 1]
+    began, ended, bounds = _pause_ending_in(row, row, timeline, load, ordinary, ordinary_s)
+    first = min(_row_holding(timeline, began), row)
+    tps = timeline.tps[first : row + 1]
+    lengths = (timeline.end_s - timeline.start_s)[first : row + 1]
     return Stall(
         start_s=began,
         duration_s=ended - began,
         min_tps=float(tps.min()),
         mean_tps=float(np.dot(tps, lengths) / lengths.sum()),
-        intervals=int(row - before + 1),
+        intervals=int(row - first + 1),
         method="latency",
         low_intervals_s=0.0,
-        start_range_s=(lo, hi),
+        start_range_s=bounds,
     )
