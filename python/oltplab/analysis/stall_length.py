@@ -11,15 +11,15 @@ it only half-full. Two more facts pin the pause down:
 - After it, the first interval with completions holds the transaction that waited longest:
   one that was in flight when the pause began (closed loop) or arrived just then (open
   loop). That is the interval after the stall, or the stall's last when a host slow to
-  resume left it below the threshold too. A transaction completing at t after waiting d was blocked since t - d, so the
-  pause lasted about d (less the longest wait of an ordinary interval, which any in-flight
-  transaction had already spent).
+  resume left it below the threshold too. A transaction completing at t after waiting d was
+  blocked since t - d, so the pause lasted about d (less the longest wait of an ordinary
+  interval, which any in-flight transaction had already spent).
 
 A pause shorter than two intervals may leave no interval below the threshold at all (1.4 s
-from 2.3 s leaves 0.3 of the rate in each 1-s interval it touches). Its trace is an interval whose longest
-wait is far beyond the ordinary one, and in whose histogram not one transaction but the load
-itself waited: every connection (closed loop), or the arrivals of the pause's first half
-(open loop).
+from 2.3 s leaves 0.3 of the rate in each 1-s interval it touches). Its trace is an interval
+whose longest wait is far beyond the ordinary one, and in whose histogram not one transaction
+but the load itself waited: every connection (closed loop), or the arrivals of the pause's
+first half (open loop).
 """
 
 from collections.abc import Sequence
