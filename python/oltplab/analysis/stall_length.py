@@ -206,19 +206,15 @@ def _pause_ending_in(
     interval with completions before `row` (and no later than `latest_origin`, the stall's
     first: a slowdown's trickle is not its start), that many completions' worth of time into
     it at the rate of the ordinary intervals just before."""
-    held = np.flatnonzero(timeline.transactions[: min(latest_origin, row - 1) + 1] > 0)
-    origin = int(held[-1]) if held.size else max(min(latest_origin, row - 1), 0)
+    last = max(min(latest_origin, row - 1), 0)
+    held = np.flatnonzero(timeline.transactions[: last + 1] > 0)
+    origin = int(held[-1]) if held.size else last
     rate_tps = _rate_of(range(origin - RATE_ROWS, origin), timeline, ordinary, load)
     window = (float(timeline.start_s[origin]), float(timeline.end_s[origin]))
     lo, hi = _start_range(window, row, timeline, ordinary)
     estimate = window[0] + float(timeline.transactions[origin]) / rate_tps
     began = float(np.clip(estimate, lo, hi))
     return began, _ended_s(began, row, timeline, ordinary_s), (lo, hi)
-
-
-def _longest_ordinary_wait_s(timeline: Timeline, ordinary: npt.NDArray[np.bool_]) -> float:
-    waits = timeline.lat_max_s[ordinary]
-    return float(np.max(waits[np.isfinite(waits)], initial=0.0))
 
 
 def _start_range(
@@ -232,7 +228,8 @@ def _start_range(
     (in flight when it began, or started just after it on an answer already on its way): so
     it began in [a0 - d - L, a1 - d + L]. Both together, or `window` widened by L when they
     disagree (not a pause of this model)."""
-    longest_s = _longest_ordinary_wait_s(timeline, ordinary)
+    waits = timeline.lat_max_s[ordinary]
+    longest_s = float(np.max(waits[np.isfinite(waits)], initial=0.0))
     wait_s = float(timeline.lat_max_s[after])
     lo = max(window[0] - longest_s, float(timeline.start_s[after]) - wait_s - longest_s)
     hi = min(window[1], float(timeline.end_s[after]) - wait_s + longest_s)
