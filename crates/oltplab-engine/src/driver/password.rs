@@ -135,17 +135,35 @@ mod tests {
         Ok(t.password)
     }
 
-    fn temp_file(name: &str, text: &str, mode: u32) -> PathBuf {
+    /// A password file in a directory of its own, both removed when it drops: a test's
+    /// passwords must not outlive it in the temp directory.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+
+    fn temp_file(name: &str, text: &str, mode: u32) -> TempFile {
         let dir = std::env::temp_dir().join(format!("oltplab-password-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
+        let file = TempFile(dir.join(name));
+        std::fs::write(file.path(), text).unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(mode)).unwrap();
         }
-        path
+        file
     }
 
     #[test]
@@ -174,8 +192,11 @@ mod tests {
     fn the_password_file_wins_and_loses_its_newline() {
         let file = temp_file("pw", "s3cret:with#odd/chars\n", 0o600);
         let vars = [("OLTPLAB_DB_PASSWORD", "env")];
-        assert_eq!(resolved("mysql://u@h/db", Client::Mysql, Some(&file), &vars).unwrap(), "s3cret:with#odd/chars");
-        let e = resolved("mysql://u:x@h/db", Client::Mysql, Some(&file), &[]).unwrap_err().to_string();
+        assert_eq!(
+            resolved("mysql://u@h/db", Client::Mysql, Some(file.path()), &vars).unwrap(),
+            "s3cret:with#odd/chars"
+        );
+        let e = resolved("mysql://u:x@h/db", Client::Mysql, Some(file.path()), &[]).unwrap_err().to_string();
         assert!(e.contains("given twice"), "{e}");
         let e = resolved("mysql://u@h/db", Client::Mysql, Some(Path::new("/nonexistent/pw")), &[]).unwrap_err();
         assert!(e.to_string().contains("--db-password-file /nonexistent/pw: cannot read it"), "{e}");
@@ -185,7 +206,7 @@ mod tests {
     fn pgpass_as_libpq_reads_it() {
         let text = "# comment\nother:5432:*:u:no\nh:5432:db:u:pa\\:ss:x\n*:*:*:*:any\n";
         let file = temp_file("pgpass", text, 0o600);
-        let file_s = file.to_str().unwrap();
+        let file_s = file.path().to_str().unwrap();
         let vars = [("PGPASSFILE", file_s)];
         assert_eq!(resolved("postgresql://u@h/db", Client::Postgres, None, &vars).unwrap(), "pa:ss:x");
         assert_eq!(resolved("postgresql://u@h:5433/db", Client::Postgres, None, &vars).unwrap(), "any");
@@ -193,7 +214,7 @@ mod tests {
         assert_eq!(resolved("mysql://u@h/db", Client::Mysql, None, &vars).unwrap(), "");
         // A file others may read is ignored, as libpq does.
         let open = temp_file("pgpass-open", text, 0o644);
-        let vars = [("PGPASSFILE", open.to_str().unwrap())];
+        let vars = [("PGPASSFILE", open.path().to_str().unwrap())];
         assert_eq!(resolved("postgresql://u@h/db", Client::Postgres, None, &vars).unwrap(), "");
     }
 }
