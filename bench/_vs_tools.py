@@ -12,6 +12,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from _common import host_busy_pct, oltplab_argv, wait_idle
+from _vs_floor import FLOOR, parse_floor
 from _vs_pin import client_prefix, pinned_apart
 from _vs_run import Run
 from _vs_server import counter_deltas, server_counters, server_cpu_total_s
@@ -73,7 +74,9 @@ def native_of(script: str) -> str:
 def oltplab_for(tool: str, args: argparse.Namespace, *oltplab_args: str) -> list[str]:
     """The command line of `tool`, "oltplab" (this checkout's) or BEFORE."""
     argv = oltplab_argv(*oltplab_args)
-    return ["env", f"PYTHONPATH={args.before}", *argv] if tool == BEFORE else argv
+    if tool != BEFORE:
+        return argv
+    return ["env", f"PYTHONPATH={args.before}", *args.before_env, *argv]
 
 
 def sysbench_version() -> str:
@@ -142,12 +145,14 @@ def run_once(
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     run.out_dir = str(out_dir)
-    if tool != SYSBENCH:
+    if tool == SYSBENCH:
+        argv = [SYSBENCH, workload, *sysbench_db_args(server, transport), *common, "run"]
+    elif tool == FLOOR:  # sysbench's options: it takes them
+        argv = [str(args.floor_binary), workload, *sysbench_db_args(server, transport), *common]
+    else:
         url = oltplab_url(server, transport)
         what = native_of(workload) if tool == NATIVE else workload
         argv = oltplab_for(tool, args, "run", what, f"--db={url}", *common, f"--out={out_dir}")
-    else:
-        argv = [SYSBENCH, workload, *sysbench_db_args(server, transport), *common, "run"]
     pinned = transport == "pinned"
     argv = [*client_prefix(), *argv] if pinned else argv
     run.argv = [a.replace(server.password, "***") for a in argv]
@@ -174,13 +179,13 @@ def run_once(
         run.client_kernel_load_s = kernel1 - kernel0
     if seen.started_s is not None and seen.report_s is not None:
         run.load_wall_s = seen.report_s - seen.started_s
-    if tool != SYSBENCH:
-        parse_oltplab(out_dir, run)
-    else:
+    if tool in (SYSBENCH, FLOOR):
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "stdout.txt").write_text(seen.stdout)
-        parse_sysbench(seen.stdout, run)
+        (parse_sysbench if tool == SYSBENCH else parse_floor)(seen.stdout, run)
         run.setup_s = seen.started_s
+    else:
+        parse_oltplab(out_dir, run)
     if seen.returncode != 0 or not run.ok:
         run.ok = False
         reason = last_line(seen.stderr) or last_line(seen.stdout) or f"exit {seen.returncode}"

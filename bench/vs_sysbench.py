@@ -33,6 +33,7 @@ from typing import Any
 from _common import DOCS, SPARE_CONNECTIONS, common_facts, fmt, get_ready, start_server, write_docs
 from _vs_before_after import before_after_table
 from _vs_compare import goals
+from _vs_floor import FLOOR, floor_binary, floor_table, runs_floor
 from _vs_report import BEGIN, END, SECTION, docs_block, per_txn_text, report
 from _vs_run import Run, from_json
 from _vs_server import enable_pg_stat_statements, pg_stat_statements_available
@@ -124,6 +125,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         f"with the engine before a change) as tool {BEFORE!r}, first in each pair; prints "
         "this checkout's / its ratios",
     )  # fmt: skip
+    ap.add_argument(
+        "--before-env", nargs="+", default=[], metavar="NAME=VALUE",
+        help="environment of the --before runs only: with --before python (this checkout's "
+        "package), one build A/B'd against itself with a setting, e.g. TOKIO_WORKER_THREADS=16",
+    )  # fmt: skip
+    ap.add_argument(
+        "--floor", action="store_true",
+        help="also run the floor client (bench/floor/floor_client.c: one send and one blocking "
+        "recv per point select, nothing else) after sysbench in each pair of the "
+        "oltp_point_select configurations",
+    )  # fmt: skip
     ap.add_argument("--no-sysbench", action="store_true",
                     help="run oltplab only (with --before: before and after)")  # fmt: skip
     ap.add_argument("--keep-servers", action="store_true", help="leave the servers running")
@@ -147,10 +159,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    if args.before_env and not args.before:
+        raise SystemExit("vs_sysbench: --before-env needs --before DIR (e.g. --before python)")
+    if any("=" not in e for e in args.before_env):
+        raise SystemExit("vs_sysbench: --before-env takes NAME=VALUE, e.g. TOKIO_WORKER_THREADS=16")
     if args.prepare_pairs is None:
         args.prepare_pairs = args.pairs
     tools = TOOLS_WITH_BEFORE if args.before else TOOLS
     args.tools = tuple(t for t in tools if not (args.no_sysbench and t == "sysbench"))
+    if args.floor:
+        args.tools += (FLOOR,)
+        args.floor_binary = floor_binary(args.base_dir)
     return args
 
 
@@ -213,6 +232,8 @@ def run_engine(
         for workload, threads, transport in configs:
             for pair in range(1, args.pairs + 1):
                 for tool in args.tools:
+                    if tool == FLOOR and not runs_floor(workload):
+                        continue
                     r = run_once(server, tool, workload, threads, pair, args, pgss, transport)
                     runs.append(r)
                     print(
@@ -249,6 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = report(runs, prepares)
     if any(r.tool == BEFORE for r in runs):
         text += "\n" + before_after_table(runs)
+    if any(r.tool == FLOOR for r in runs):
+        text += "\n" + floor_table(runs)
     print(text)
     if args.write_docs:
         settings = facts["server_settings"]
