@@ -20,6 +20,7 @@ from _vs_compare import (
     ratio,
     same_work,
 )
+from _vs_floor import floor_table
 from _vs_run import KINDS, Run
 
 SECTION = "## Side by side with sysbench"
@@ -181,6 +182,9 @@ def report(runs: Sequence[Run], prepares: Sequence[Run]) -> str:
         "",
         pairs_table(runs),
     ]
+    floor = floor_table(runs)
+    if floor:
+        parts += [floor]
     if prepares:
         parts += ["Run:", "", prepare_table(prepares)]
     return "\n".join(parts)
@@ -194,7 +198,9 @@ def docs_block(runs: Sequence[Run], prepares: Sequence[Run], facts: dict[str, An
         f"{measured_on(facts)}; "
         f"{facts['sysbench']}; {versions}. Run data: {facts['tables']} x "
         f"{facts['table_size']:,}-row tables loaded once per server; {facts['time_s']:g} s per "
-        f"run, {facts['pairs']} pairs (oltplab then sysbench) per configuration, loopback TCP "
+        f"run, {facts['pairs']} pairs (oltplab then sysbench"
+        f"{', then the floor client on the point-select rows' if facts.get('floor') else ''}) "
+        "per configuration, loopback TCP "
         "unless the row says socket (pinned: apart from the server), "
         f"prepared statements, every other option at its default (both tools: the same). Server "
         f"settings: {facts['server_settings']}. Host CPU busy (all processes; 100 % = every "

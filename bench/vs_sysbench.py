@@ -33,7 +33,7 @@ from typing import Any
 from _common import DOCS, SPARE_CONNECTIONS, common_facts, fmt, get_ready, start_server, write_docs
 from _vs_before_after import before_after_table
 from _vs_compare import goals
-from _vs_floor import FLOOR, floor_binary, floor_table, runs_floor
+from _vs_floor import FLOOR, floor_binary, runs_floor
 from _vs_report import BEGIN, END, SECTION, docs_block, per_txn_text, report
 from _vs_run import Run, from_json
 from _vs_server import enable_pg_stat_statements, pg_stat_statements_available
@@ -270,8 +270,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = report(runs, prepares)
     if any(r.tool == BEFORE for r in runs):
         text += "\n" + before_after_table(runs)
-    if any(r.tool == FLOOR for r in runs):
-        text += "\n" + floor_table(runs)
     print(text)
     if args.write_docs:
         settings = facts["server_settings"]
@@ -305,6 +303,7 @@ def measure(
     facts = common_facts(args, argv) | {
         "sysbench": sysbench_version(),
         "pairs": args.pairs,
+        "floor": args.floor,
         "busy_window_s": args.busy_window,
         "server_settings": {},
     }
