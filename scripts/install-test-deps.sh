@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the database servers and the reference sysbench that the tests run against, and
-# the headless browser that opens the HTML reports (tests/report), from Debian's packages, when their programs are missing. Idempotent: with everything present it
-# changes nothing and needs neither root nor the network.
+# Installs the database servers and the reference sysbench that the tests run against, the
+# headless browser that opens the HTML reports (tests/report) and the client libraries' headers
+# of the floor client (bench/floor), from Debian's packages, when their programs are missing.
+# Idempotent: with everything present it changes nothing and needs neither root nor the network.
 #
 # The tests start private servers of their own (oltplab.servers); the distribution's
 # services are never started, and the install does not start them either.
@@ -14,6 +15,9 @@ declare -A NEEDED=(
   [mariadb]=mariadb-client
   [sysbench]=sysbench
   [chromium]=chromium
+  # the client libraries' headers that bench/floor/floor_client.c compiles against
+  [mariadb_config]=libmariadb-dev
+  [pg_config]=libpq-dev
 )
 
 # Daemons live in sbin, which is not on a normal user's PATH.
@@ -37,7 +41,7 @@ find_missing() {
 
 find_missing
 if ((${#missing[@]} == 0)); then
-  echo "install-test-deps: MariaDB, PostgreSQL, sysbench and Chromium are installed"
+  echo "install-test-deps: MariaDB, PostgreSQL, sysbench, Chromium and the client headers are installed"
   exit 0
 fi
 mapfile -t packages < <(printf '%s\n' "${missing[@]}" | sort -u)

@@ -2,11 +2,11 @@
  * The floor client: sysbench's oltp_point_select reduced to the socket calls, with nothing else
  * per statement. Each thread opens one connection with the vendor's library (libmariadb, libpq:
  * the handshake and the prepares), then drives its socket by hand: the execute request built
- * once per table and patched with the id, one send(2), and a blocking recv(2) that waits for
- * the reply and reads it (a second recv only when the reply is not complete). That is the
- * least any client that sends a statement and waits for its reply does, so the CPU it takes
- * per statement is the floor oltplab and sysbench are measured against (bench/vs_sysbench.py
- * --floor; docs/performance-engine.md, "The floor client").
+ * once per table and patched with the id (drawn as sysbench draws it), one send(2), and a
+ * blocking recv(2) that waits for the reply and reads it (a second recv only when the reply is
+ * not complete). That is the least any client that sends a statement and waits for its reply
+ * does, so the CPU it takes per statement is the floor oltplab and sysbench are measured
+ * against (bench/vs_sysbench.py --floor; docs/performance-engine.md, "The floor client").
  *
  * It takes sysbench's options for the connection and the load, prints "Threads started!" once
  * every thread is connected and prepared, "SQL statistics:" when the load ends, and then one
@@ -58,6 +58,21 @@ static uint64_t next_random(uint64_t *s) { /* xorshift64 */
   *s ^= *s >> 7;
   *s ^= *s << 17;
   return *s;
+}
+
+static double uniform(uint64_t *s) { return (double)(next_random(s) >> 11) / 9007199254740992.0; }
+
+/* An id in [1, n] as sysbench 1.0's default --rand-type=special draws it (--rand-spec-pct=1,
+ * --rand-spec-res=75, --rand-spec-iter=12): the rows a point select reads decide how much
+ * work it is for the server, and sysbench's and oltplab's read these. */
+static uint32_t special_id(uint64_t *s, uint32_t n) {
+  double t = n - 1, u = uniform(s);
+  if (u * t * 100 / (100 - 75) < t) {
+    double sum = 0;
+    for (int i = 0; i < 12; i++) sum += uniform(s) * (t + 1);
+    return 1 + (uint32_t)(sum / 12);
+  }
+  return 1 + (uint32_t)(u * (t / 100 + 1) + t / 2 - t / 200);
 }
 
 /* One connection's socket, switched to blocking: a recv(2) waits for the reply and reads it.
@@ -146,7 +161,7 @@ static void *mysql_thread(void *arg) {
   long long done = 0;
   while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
     unsigned char *p = request[next_random(&seed) % (uint64_t)opt.tables];
-    uint32_t row = (uint32_t)(next_random(&seed) % (uint64_t)opt.table_size) + 1;
+    uint32_t row = special_id(&seed, (uint32_t)opt.table_size);
     memcpy(p + 18, &row, 4); /* little-endian, as the protocol */
     send_all(fd, p, 22);
     read_reply(fd, reply, mysql_complete);
@@ -207,7 +222,7 @@ static void *pg_thread(void *arg) {
   while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
     int table = (int)(next_random(&seed) % (uint64_t)opt.tables);
     char id[16];
-    int id_len = decimal(id, (uint32_t)(next_random(&seed) % (uint64_t)opt.table_size) + 1);
+    int id_len = decimal(id, special_id(&seed, (uint32_t)opt.table_size));
     char name[4] = {'s', (char)('0' + table / 10), (char)('0' + table % 10), 0};
     int name_len = 3;
     unsigned char *p = request;

@@ -1,0 +1,81 @@
+"""bench/floor/floor_client.c, compiled as vs_sysbench.py --floor compiles it, against the
+session's MariaDB and PostgreSQL: it runs point selects for its time and stops, and the server
+executed at least the statements it counted (a reply walked wrong would desynchronise the
+connection, and the next reply would fail or hang it)."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from oltplab.servers import ManagedServer, MariaDBServer
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+from _vs_floor import floor_binary  # noqa: E402
+from _vs_tools import sysbench_db_args  # noqa: E402
+
+DATA = ["--tables=2", "--table-size=100"]
+
+
+def _prepare(server: ManagedServer) -> None:
+    argv = [sys.executable, "-m", "oltplab", "prepare", "oltp_point_select", f"--db={server.url}"]
+    done = subprocess.run([*argv, *DATA], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def _executed(server: ManagedServer) -> int:
+    """The server's statement executions so far (every session's)."""
+    if isinstance(server, MariaDBServer):
+        return int(server.query("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0][1])
+    sql = f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{server.database}'"
+    return int(server.query(sql)[0][0])
+
+
+def _floor(server: ManagedServer, tmp_path: Path) -> dict[str, float]:
+    binary = floor_binary(tmp_path)
+    argv = [str(binary), "oltp_point_select", *sysbench_db_args(server), *DATA, "--threads=2",
+            "--time=1", "--report-interval=0", "--percentile=95"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["Threads started!", "SQL statistics:"], done.stdout
+    out: dict[str, float] = json.loads(lines[2])
+    return out
+
+
+@pytest.mark.parametrize("which", ["mariadb", "postgres"])
+def test_the_floor_client_runs_point_selects_the_server_executes(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    server: ManagedServer = request.getfixturevalue(f"{which}_empty_db")
+    _prepare(server)
+    before = _executed(server)
+    out = _floor(server, tmp_path)
+    assert out["transactions"] > 100, out
+    assert 0.9 < out["seconds"] < 5, out
+    assert out["kernel_s"] > 0, out  # its own CPU over the load: the sends and receives
+    # PostgreSQL counts a backend's transactions when it reports them (at its exit at the latest).
+    deadline = time.monotonic() + 10
+    while _executed(server) - before < out["transactions"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _executed(server) - before >= out["transactions"]
+
+
+def test_a_wrong_option_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    done = subprocess.run([str(floor_binary(tmp_path)), "--threads=2", "--bogus=1"],
+                          capture_output=True, text=True, timeout=10, check=False)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "floor_client: --bogus=1: not an option of the floor client "
+        "(it runs oltp_point_select only)"
+    )
+
+
+def test_its_compiled_binary_is_reused_until_its_source_changes(tmp_path: Path) -> None:
+    first = floor_binary(tmp_path)
+    built = first.stat().st_mtime_ns
+    assert floor_binary(tmp_path).stat().st_mtime_ns == built
