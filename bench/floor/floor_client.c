@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <libpq-fe.h>
 #include <mysql.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -46,6 +47,10 @@ struct options {
 static struct options opt = {.tables = 1, .table_size = 10000, .threads = 1, .time_s = 10};
 static pthread_barrier_t connected, begin;
 static atomic_int stop;
+/* FLOOR_CALLS=library: the calls the vendor's library makes per statement instead (the socket
+ * stays non-blocking; libmariadb reads first and polls when that finds nothing, libpq polls
+ * first), so that what those calls cost sysbench can be measured the same way. */
+static int library_calls;
 static atomic_llong statements;
 
 static void die(const char *what, const char *why) {
@@ -75,11 +80,14 @@ static uint32_t special_id(uint64_t *s, uint32_t n) {
   return 1 + (uint32_t)(u * (t / 100 + 1) + t / 2 - t / 200);
 }
 
-/* One connection's socket, switched to blocking: a recv(2) waits for the reply and reads it.
- * FLOOR_RCVTIMEO_MS (an experiment) gives that wait a timeout, as oltplab's has. */
+/* One connection's socket, switched to blocking: a recv(2) waits for the reply and reads it
+ * (with FLOOR_CALLS=library, non-blocking). FLOOR_RCVTIMEO_MS (an experiment) gives that wait a
+ * timeout, as oltplab's has. */
 static void blocking(int fd) {
   int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) die("fcntl", strerror(errno));
+  flags = library_calls ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+  if (flags < 0 || fcntl(fd, F_SETFL, flags) < 0) die("fcntl", strerror(errno));
+  if (library_calls) return;
   const char *ms = getenv("FLOOR_RCVTIMEO_MS");
   if (ms && atoi(ms) > 0) {
     struct timeval tv = {atoi(ms) / 1000, (atoi(ms) % 1000) * 1000};
@@ -97,10 +105,20 @@ static void send_all(int fd, const unsigned char *buf, size_t len) {
 }
 
 /* Reads into buf until complete(buf, len) says the reply is whole; returns its length. */
+static void wait_readable(int fd) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  if (poll(&p, 1, -1) < 0 && errno != EINTR) die("poll", strerror(errno));
+}
+
 static size_t read_reply(int fd, unsigned char *buf, int (*complete)(const unsigned char *, size_t)) {
   size_t len = 0;
+  if (library_calls && !opt.mysql) wait_readable(fd); /* libpq: poll, then read */
   do {
     ssize_t n = recv(fd, buf + len, REPLY_BYTES - len, 0);
+    if (n < 0 && errno == EAGAIN && library_calls) { /* libmariadb: read, poll when empty */
+      wait_readable(fd);
+      continue;
+    }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue; /* the timeout: wait again */
     if (n <= 0) die("recv", n == 0 ? "the server closed the connection" : strerror(errno));
     len += (size_t)n;
@@ -294,6 +312,8 @@ static void parse(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   parse(argc, argv);
+  const char *calls = getenv("FLOOR_CALLS");
+  library_calls = calls && strcmp(calls, "library") == 0;
   if (opt.mysql && mysql_library_init(0, NULL, NULL)) die("libmariadb", "cannot initialise");
   pthread_barrier_init(&connected, NULL, (unsigned)opt.threads + 1);
   pthread_barrier_init(&begin, NULL, (unsigned)opt.threads + 1);

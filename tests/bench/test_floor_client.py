@@ -4,6 +4,7 @@ executed at least the statements it counted (a reply walked wrong would desynchr
 connection, and the next reply would fail or hang it)."""
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -22,9 +23,11 @@ DATA = ["--tables=2", "--table-size=100"]
 
 
 def _prepare(server: ManagedServer) -> None:
-    argv = [sys.executable, "-m", "oltplab", "prepare", "oltp_point_select", f"--db={server.url}"]
-    done = subprocess.run([*argv, *DATA], capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
+    """The tables, loaded afresh (an earlier test of the module may have left them)."""
+    for command in ("cleanup", "prepare"):
+        argv = [sys.executable, "-m", "oltplab", command, "oltp_point_select", f"--db={server.url}"]
+        done = subprocess.run([*argv, *DATA], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
 
 
 def _executed(server: ManagedServer) -> int:
@@ -35,11 +38,12 @@ def _executed(server: ManagedServer) -> int:
     return int(server.query(sql)[0][0])
 
 
-def _floor(server: ManagedServer, tmp_path: Path) -> dict[str, float]:
+def _floor(server: ManagedServer, tmp_path: Path, calls: str) -> dict[str, float]:
     binary = floor_binary(tmp_path)
     argv = [str(binary), "oltp_point_select", *sysbench_db_args(server), *DATA, "--threads=2",
             "--time=1", "--report-interval=0", "--percentile=95"]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    env = os.environ | {"FLOOR_CALLS": calls}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[:2] == ["Threads started!", "SQL statistics:"], done.stdout
@@ -47,14 +51,17 @@ def _floor(server: ManagedServer, tmp_path: Path) -> dict[str, float]:
     return out
 
 
+@pytest.mark.parametrize("calls", ["blocking", "library"])
 @pytest.mark.parametrize("which", ["mariadb", "postgres"])
 def test_the_floor_client_runs_point_selects_the_server_executes(
-    which: str, request: pytest.FixtureRequest, tmp_path: Path
+    which: str, calls: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
+    """Both ways of waiting: a blocking recv(2), and the vendor library's calls
+    (FLOOR_CALLS=library: a non-blocking socket, poll(2) when a read finds nothing)."""
     server: ManagedServer = request.getfixturevalue(f"{which}_empty_db")
     _prepare(server)
     before = _executed(server)
-    out = _floor(server, tmp_path)
+    out = _floor(server, tmp_path, calls)
     assert out["transactions"] > 100, out
     assert 0.9 < out["seconds"] < 5, out
     assert out["kernel_s"] > 0, out  # its own CPU over the load: the sends and receives
