@@ -160,9 +160,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if getattr(args, name) is None:
             setattr(args, name, value)
     if args.before_env and not args.before:
-        raise SystemExit("vs_sysbench: --before-env needs --before DIR (e.g. --before python)")
+        sys.exit("vs_sysbench.py: --before-env needs --before DIR (e.g. --before python)")
     if any("=" not in e for e in args.before_env):
-        raise SystemExit("vs_sysbench: --before-env takes NAME=VALUE, e.g. TOKIO_WORKER_THREADS=16")
+        sys.exit("vs_sysbench.py: --before-env takes NAME=VALUE, e.g. TOKIO_WORKER_THREADS=4")
     if args.prepare_pairs is None:
         args.prepare_pairs = args.pairs
     tools = TOOLS_WITH_BEFORE if args.before else TOOLS
