@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from _common import fmt
-from _vs_compare import METRICS, configs_of, median, ratio
+from _vs_compare import METRICS, configs_of, median, ratio, tools_by_pair
 from _vs_run import Run
 from _vs_tools import BEFORE
 
@@ -15,13 +15,9 @@ def before_after_pairs(
     runs: Sequence[Run], config: tuple[str, str, int, str]
 ) -> list[tuple[Run, Run]]:
     """(after, before) of each pair of `config` in which both ran and succeeded."""
-    by_pair: dict[int, dict[str, Run]] = {}
-    for r in runs:
-        if (r.engine, r.workload, r.threads, r.transport) == config and r.ok:
-            by_pair.setdefault(r.pair, {})[r.tool] = r
     return [
         (d["oltplab"], d[BEFORE])
-        for _, d in sorted(by_pair.items())
+        for d in tools_by_pair(runs, config, ok_only=True)
         if "oltplab" in d and BEFORE in d
     ]
 

@@ -56,13 +56,20 @@ class Goal:
 Config = tuple[str, str, int, str]
 
 
-def pairs_of(runs: Sequence[Run], config: Config) -> list[tuple[Run, Run]]:
-    mine = [r for r in runs if (r.engine, r.workload, r.threads, r.transport) == config]
+def tools_by_pair(
+    runs: Sequence[Run], config: Config, ok_only: bool = False
+) -> list[dict[str, Run]]:
+    """The runs of `config`, pair by pair in order: each pair's runs by tool."""
     by_pair: dict[int, dict[str, Run]] = {}
-    for r in mine:
-        by_pair.setdefault(r.pair, {})[r.tool] = r
+    for r in runs:
+        if (r.engine, r.workload, r.threads, r.transport) == config and (r.ok or not ok_only):
+            by_pair.setdefault(r.pair, {})[r.tool] = r
+    return [d for _, d in sorted(by_pair.items())]
+
+
+def pairs_of(runs: Sequence[Run], config: Config) -> list[tuple[Run, Run]]:
     # --before adds a third tool, --no-sysbench leaves one out: pairs need both of these two.
-    both = [d for _, d in sorted(by_pair.items()) if "oltplab" in d and "sysbench" in d]
+    both = [d for d in tools_by_pair(runs, config) if "oltplab" in d and "sysbench" in d]
     return [(d["oltplab"], d["sysbench"]) for d in both]
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from _common import fmt
-from _vs_compare import configs_of, median, ratio
+from _vs_compare import configs_of, median, ratio, tools_by_pair
 from _vs_run import Run
 
 FLOOR = "floor"
@@ -52,7 +52,7 @@ def floor_binary(base_dir: Path) -> Path:
 
 
 def parse_floor(stdout: str, run: Run) -> None:
-    """Its last line: {"transactions": N, "seconds": S}."""
+    """Its last line: {"transactions": N, "seconds": S, ...}."""
     lines = stdout.strip().splitlines()
     try:
         doc = json.loads(lines[-1]) if lines else {}
@@ -70,11 +70,7 @@ def floor_table(runs: Sequence[Run]) -> str:
     rows = []
     for engine, workload, threads, transport in configs_of(runs):
         config = (engine, workload, threads, transport)
-        by_pair: dict[int, dict[str, Run]] = {}
-        for r in runs:
-            if (r.engine, r.workload, r.threads, r.transport) == config and r.ok:
-                by_pair.setdefault(r.pair, {})[r.tool] = r
-        pairs = [d for d in by_pair.values() if FLOOR in d]
+        pairs = [d for d in tools_by_pair(runs, config, ok_only=True) if FLOOR in d]
         if not pairs:
             continue
         floors = [d[FLOOR] for d in pairs]

@@ -80,10 +80,10 @@ static uint32_t special_id(uint64_t *s, uint32_t n) {
   return 1 + (uint32_t)(u * (t / 100 + 1) + t / 2 - t / 200);
 }
 
-/* One connection's socket, switched to blocking: a recv(2) waits for the reply and reads it
- * (with FLOOR_CALLS=library, non-blocking). FLOOR_RCVTIMEO_MS (an experiment) gives that wait a
+/* How one connection's socket waits: blocking, so that a recv(2) waits for the reply and reads
+ * it (with FLOOR_CALLS=library, non-blocking). FLOOR_RCVTIMEO_MS (an experiment) gives that wait a
  * timeout, as oltplab's has. */
-static void blocking(int fd) {
+static void set_wait_mode(int fd) {
   int flags = fcntl(fd, F_GETFL);
   flags = library_calls ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
   if (flags < 0 || fcntl(fd, F_SETFL, flags) < 0) die("fcntl", strerror(errno));
@@ -104,12 +104,12 @@ static void send_all(int fd, const unsigned char *buf, size_t len) {
   }
 }
 
-/* Reads into buf until complete(buf, len) says the reply is whole; returns its length. */
 static void wait_readable(int fd) {
   struct pollfd p = {.fd = fd, .events = POLLIN};
   if (poll(&p, 1, -1) < 0 && errno != EINTR) die("poll", strerror(errno));
 }
 
+/* Reads into buf until complete(buf, len) says the reply is whole; returns its length. */
 static size_t read_reply(int fd, unsigned char *buf, int (*complete)(const unsigned char *, size_t)) {
   size_t len = 0;
   if (library_calls && !opt.mysql) wait_readable(fd); /* libpq: poll, then read */
@@ -172,7 +172,7 @@ static void *mysql_thread(void *arg) {
     memcpy(p, packet, sizeof packet);
   }
   int fd = mysql_get_socket(db);
-  blocking(fd);
+  set_wait_mode(fd);
   unsigned char *reply = malloc(REPLY_BYTES);
   pthread_barrier_wait(&connected);
   pthread_barrier_wait(&begin);
@@ -232,7 +232,7 @@ static void *pg_thread(void *arg) {
     PQclear(r);
   }
   int fd = PQsocket(db);
-  blocking(fd);
+  set_wait_mode(fd);
   unsigned char request[128], *reply = malloc(REPLY_BYTES);
   pthread_barrier_wait(&connected);
   pthread_barrier_wait(&begin);
