@@ -9,11 +9,11 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
 # Parallel pytest processes (scripts/test-phases): the tests mostly wait on servers and sleeps;
-# measured on 2 cores in the README's Development section.
-export PYTEST_WORKERS ?= 3
+# 3, 4 and 5 measured on 2 cores in the README's Development section.
+export PYTEST_WORKERS ?= 4
 WITH_SERVERS := $(BIN)/python -m tests.servers.with_servers -- scripts/test-phases
 
-.PHONY: help free-disk deps install build-dev build-release format docs lint test-rust test-py test
+.PHONY: help free-disk deps install build-dev build-release format docs lint lint-rust lint-py test-rust test-py test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-14s %s\n",$$1,$$2}'
@@ -45,10 +45,17 @@ format: ## rustfmt + ruff format + ruff --fix
 docs: build-dev ## regenerate docs/options.md from the engine's option catalogue
 	$(BIN)/python -m oltplab.options_doc > docs/options.md
 
+# The two sides at once, each one's output kept together: the Python lints run while clippy
+# and the module-cycle test compile (mostly one crate, on one core).
 lint: build-dev ## rustfmt --check, clippy -D warnings, no module cycles, ruff, mypy --strict, stubtest
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint-rust lint-py
+
+lint-rust: ## the Rust side of `lint` (needs no build)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test -q -p oltplab-engine --test module_cycles
+
+lint-py: ## the Python side of `lint` (after `make build-dev`: stubtest reads the built engine)
 	$(BIN)/ruff check python tests bench
 	$(BIN)/ruff format --check python tests bench
 	$(BIN)/mypy
@@ -60,5 +67,6 @@ test-rust: deps build-dev ## engine unit and integration tests (with private Mar
 test-py: deps build-dev ## pytest: parallel, then the `serial` tests (exit 5, no tests, fails)
 	$(WITH_SERVERS) parallel serial
 
+# The engine's tests run alongside the parallel pytest phase (scripts/test-phases).
 test: free-disk deps lint ## everything CI runs: lints, then every test under one pair of servers
-	$(WITH_SERVERS) rust parallel serial
+	$(WITH_SERVERS) rust+parallel serial

@@ -26,6 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -60,10 +61,12 @@ Server = TypeVar("Server", bound=ManagedServer)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules with a `slow` test first, each still whole and in order: parallel processes
-    (`--dist loadfile`) then take the longest modules early instead of finishing on them."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
+    """Modules with the most `slow` tests first, each still whole and in order: parallel
+    processes (`--dist loadfile --no-loadscope-reorder`) then take the longest modules early
+    instead of finishing on them (xdist's own order, by number of tests, sent the lab example's
+    76 s in 3 tests out 61st of 101 modules)."""
+    slow = Counter(item.path for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[item.path])
 
 
 @pytest.fixture

@@ -145,6 +145,7 @@ def _within(observed: int, n: int, p: float, sigmas: float = 4.0) -> bool:
     return abs(observed - n * p) <= sigmas * math.sqrt(n * p * (1 - p))
 
 
+@pytest.mark.slow
 def test_a_run_keeps_the_database_consistent_and_follows_the_spec(
     target: Target, tmp_path: Path
 ) -> None:

@@ -182,6 +182,7 @@ def test_a_debian_script_sends_what_sysbench_and_the_native_one_send_to_postgres
     sysbench_cmd(script, *db, "cleanup", cwd=scripts)
 
 
+@pytest.mark.slow
 def test_bulk_insert_fills_a_table_per_thread_as_sysbench_does(
     scripts: Path, server: MariaDBServer | PostgresServer
 ) -> None:

@@ -26,6 +26,7 @@ from tests.sysbench_compat.test_vs_sysbench import connection_options
 __all__ = ["scripts", "server"]  # the fixtures, shared with the commands' tests
 
 
+@pytest.mark.slow
 def test_a_script_run_is_a_run_directory_like_any_other(
     scripts: Path, server: MariaDBServer | PostgresServer
 ) -> None:

@@ -29,14 +29,16 @@ mod tests {
     #[tokio::test]
     async fn waits_until_the_instant_and_not_for_a_past_one() {
         let mut stop = Stop::new();
-        let at = epoch_s(SystemTime::now()) + 0.2;
+        // Bounds a loaded host keeps (the tests run beside pytest's): a wait of twice the time,
+        // or one for the past instant's 10 s, is still caught.
+        let at = epoch_s(SystemTime::now()) + 0.3;
         wait_for_start(Some(at), &mut stop).await.unwrap();
         let late_s = epoch_s(SystemTime::now()) - at;
-        assert!((0.0..0.05).contains(&late_s), "{late_s}");
+        assert!((0.0..0.25).contains(&late_s), "{late_s}");
         let before = std::time::Instant::now();
         wait_for_start(Some(at - 10.0), &mut stop).await.unwrap();
         wait_for_start(None, &mut stop).await.unwrap();
-        assert!(before.elapsed() < Duration::from_millis(20));
+        assert!(before.elapsed() < Duration::from_secs(1));
     }
 
     #[tokio::test]
