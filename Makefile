@@ -67,6 +67,5 @@ test-rust: deps build-dev ## engine unit and integration tests (with private Mar
 test-py: deps build-dev ## pytest: parallel, then the `serial` tests (exit 5, no tests, fails)
 	$(WITH_SERVERS) parallel serial
 
-# The engine's tests run alongside the parallel pytest phase (scripts/test-phases).
 test: free-disk deps lint ## everything CI runs: lints, then every test under one pair of servers
-	$(WITH_SERVERS) rust+parallel serial
+	$(WITH_SERVERS) rust parallel serial
