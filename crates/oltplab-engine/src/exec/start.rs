@@ -29,8 +29,8 @@ mod tests {
     #[tokio::test]
     async fn waits_until_the_instant_and_not_for_a_past_one() {
         let mut stop = Stop::new();
-        // Bounds a loaded host keeps (the tests run beside pytest's): a wait of twice the time,
-        // or one for the past instant's 10 s, is still caught.
+        // Bounds a loaded host keeps (its timers can be tens of milliseconds late): a wait of
+        // twice the time, or one for the past instant's 10 s, is still caught.
         let at = epoch_s(SystemTime::now()) + 0.3;
         wait_for_start(Some(at), &mut stop).await.unwrap();
         let late_s = epoch_s(SystemTime::now()) - at;
