@@ -8,8 +8,8 @@ BIN := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-# Parallel pytest processes (scripts/test-phases): the tests mostly wait on servers and sleeps;
-# 3, 4 and 5 measured on 2 cores in the README's Development section.
+# Parallel pytest processes (scripts/test-phases): more than the cores, since many tests wait on
+# servers and sleeps; 3, 4 and 5 measured on 2 cores in the README's Development section.
 export PYTEST_WORKERS ?= 4
 WITH_SERVERS := $(BIN)/python -m tests.servers.with_servers -- scripts/test-phases
 
