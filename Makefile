@@ -53,7 +53,7 @@ lint: build-dev ## rustfmt --check, clippy -D warnings, no module cycles, ruff, 
 lint-rust: ## the Rust side of `lint` (needs no build)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	cargo test -q -p oltplab-engine --test module_cycles
+	cargo test -q --workspace --test module_cycles
 
 lint-py: ## the Python side of `lint` (after `make build-dev`: stubtest reads the built engine)
 	$(BIN)/ruff check python tests bench
