@@ -4,13 +4,14 @@
 //! prepared statements held by index.
 //!
 //! wire.rs frames packets on the socket, handshake.rs authenticates, session.rs runs commands,
-//! reply.rs walks their replies (sans I/O), result.rs decodes the rows a caller keeps, load.rs
-//! is the bulk load.
+//! reply.rs walks their replies (sans I/O), result.rs decodes the rows a caller keeps (with the
+//! columns metadata.rs keeps), load.rs is the bulk load.
 
 mod connect;
 mod errors;
 mod handshake;
 mod load;
+mod metadata;
 mod reply;
 mod result;
 mod session;
@@ -313,5 +314,51 @@ mod tests {
             let r = conn.execute(StmtId(id), &[Value::Int(7)], Fetch::Rows).await.unwrap();
             assert_eq!(r.rows, [[Value::Int(want)]]);
         }
+    }
+
+    /// A MariaDB server sends a prepared statement's result columns again only when they changed
+    /// (as it does for libmariadb): it counts the executions it sent none, and the rows kept are
+    /// decoded with the columns of the prepare, then of the change.
+    #[tokio::test]
+    async fn result_columns_are_sent_again_only_when_they_change() {
+        let Some(url) = std::env::var("OLTPLAB_TEST_MYSQL_URL").ok().filter(|u| !u.is_empty()) else {
+            return eprintln!("note: OLTPLAB_TEST_MYSQL_URL is not set; skipping this server test");
+        };
+        let Ok(Target::Mysql(target)) = Target::parse(&url, &TargetOptions::default()) else {
+            panic!("not a MySQL URL: {url}")
+        };
+        let mut conn = MysqlConn::open(&target).await.unwrap();
+        let version = conn.server_info().await.unwrap().version;
+        if !version.contains("MariaDB") {
+            return eprintln!("note: {version} is not MariaDB; skipping this server test");
+        }
+        assert!(conn.session.as_ref().unwrap().cache_metadata, "MariaDB {version} offers it");
+        for sql in [
+            "CREATE TEMPORARY TABLE cached_columns (id INT PRIMARY KEY, v INT)",
+            "INSERT INTO cached_columns VALUES (1, 7)",
+        ] {
+            conn.query(sql, Fetch::Discard).await.unwrap();
+        }
+        conn.prepare(&["SELECT v FROM cached_columns WHERE id = ?".to_string()]).await.unwrap();
+        let before = metadata_skipped(&mut conn).await;
+        for fetch in [Fetch::Rows, Fetch::Discard, Fetch::Rows] {
+            let r = conn.execute(StmtId(0), &[Value::Int(1)], fetch).await.unwrap();
+            assert_eq!(r.rows.first().map(|row| &row[..]).unwrap_or(&[Value::Int(7)]), [Value::Int(7)]);
+        }
+        assert_eq!(metadata_skipped(&mut conn).await - before, 3, "no execution was sent the columns");
+        for sql in ["ALTER TABLE cached_columns MODIFY v VARCHAR(10)", "UPDATE cached_columns SET v = 'x'"] {
+            conn.query(sql, Fetch::Discard).await.unwrap();
+        }
+        let before = metadata_skipped(&mut conn).await;
+        for _ in 0..2 {
+            let r = conn.execute(StmtId(0), &[Value::Int(1)], Fetch::Rows).await.unwrap();
+            assert_eq!(r.rows, [[Value::Text("x".into())]]);
+        }
+        assert_eq!(metadata_skipped(&mut conn).await - before, 1, "the changed columns were sent once");
+    }
+
+    async fn metadata_skipped(conn: &mut MysqlConn) -> u64 {
+        let status = conn.name_values("SHOW SESSION STATUS LIKE 'Resultset_metadata_skipped'").await.unwrap();
+        status["Resultset_metadata_skipped"].parse().unwrap()
     }
 }

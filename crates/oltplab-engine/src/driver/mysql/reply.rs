@@ -64,6 +64,15 @@ pub struct Reply {
     /// Rows in the binary protocol (after `COM_STMT_EXECUTE`), else in text.
     binary: bool,
     deprecate_eof: bool,
+    /// `MARIADB_CLIENT_CACHE_METADATA`: a column count is followed by whether the definitions
+    /// follow (metadata.rs).
+    cache_metadata: bool,
+    /// The statement's columns as last sent, for rows kept when the server does not send them again.
+    cached_defs: Option<Arc<[Column]>>,
+    /// An execution's first result sent its definitions again: they are read, kept or not, and
+    /// handed back ([`Reply::resent_defs`]), for the statement's next executions.
+    resending: bool,
+    resent_defs: Option<Arc<[Column]>>,
     at: At,
     /// The result set being read.
     current: Done,
@@ -78,12 +87,30 @@ impl Reply {
         Self {
             binary,
             deprecate_eof,
+            cache_metadata: false,
+            cached_defs: None,
+            resending: false,
+            resent_defs: None,
             at: At::Result,
             current: Done::default(),
             first: None,
             defs: Vec::new(),
             kept_defs: None,
         }
+    }
+
+    /// A reply on a connection with `MARIADB_CLIENT_CACHE_METADATA`; `cached`, the statement's
+    /// columns for rows kept without definitions (only a caller that keeps rows needs them).
+    pub fn caching_metadata(mut self, cached: Option<Arc<[Column]>>) -> Self {
+        self.cache_metadata = true;
+        self.cached_defs = cached;
+        self
+    }
+
+    /// The column definitions an execution sent again (its statement's result changed since it
+    /// last sent them).
+    pub fn resent_defs(&mut self) -> Option<Arc<[Column]>> {
+        self.resent_defs.take()
     }
 
     /// Walks the reply's next packet; the first result's rows are decoded into `keep` when given.
@@ -99,17 +126,28 @@ impl Reply {
                 Some(0xFF) => Err(server_error(packet)),
                 Some(0xFB) => Ok(Step::Infile),
                 _ => {
-                    let columns = ParseBuf(packet)
+                    let mut buf = ParseBuf(packet);
+                    let columns = buf
                         .checked_eat_lenenc_int()
                         .ok_or_else(|| Error::Protocol("a result without a column count".into()))?;
+                    let defs_follow = !self.cache_metadata || buf.checked_eat_u8() != Some(0);
+                    // Only an execution's own result is cached: a procedure's results always
+                    // carry their definitions.
+                    self.resending = self.cache_metadata && self.binary && defs_follow && self.first.is_none();
                     self.current = Done { result_set: true, columns, ..Done::default() };
-                    self.at = At::Columns(columns);
-                    self.columns_read(keep.is_some());
+                    self.at = At::Columns(if defs_follow { columns } else { 0 });
+                    self.columns_read(keep.is_some() && defs_follow);
+                    if !defs_follow && keep.is_some() {
+                        let cached = self.cached_defs.clone().ok_or_else(|| {
+                            Error::Protocol("rows without column definitions, and none kept from the prepare".into())
+                        })?;
+                        self.kept_defs = Some(cached);
+                    }
                     Ok(Step::More)
                 }
             },
             At::Columns(left) => {
-                if keep.is_some() {
+                if keep.is_some() || self.resending {
                     let def =
                         ParseBuf(packet).parse::<Column>(()).map_err(|e| bad_packet("a column definition", &e))?;
                     self.defs.push(def);
@@ -150,8 +188,15 @@ impl Reply {
     fn columns_read(&mut self, keeping: bool) {
         if let At::Columns(0) = self.at {
             self.at = if self.deprecate_eof { At::Rows } else { At::ColumnsEnd };
-            if keeping {
-                self.kept_defs = Some(std::mem::take(&mut self.defs).into());
+            if keeping || self.resending {
+                let defs: Arc<[Column]> = std::mem::take(&mut self.defs).into();
+                if self.resending {
+                    self.resending = false;
+                    self.resent_defs = Some(Arc::clone(&defs));
+                }
+                if keeping {
+                    self.kept_defs = Some(defs);
+                }
             }
         }
     }
@@ -204,22 +249,13 @@ fn bad_packet(what: &str, e: &std::io::Error) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use super::super::metadata::tests::column;
+    use super::super::metadata::ColumnDefs;
     use super::*;
 
     /// Walks `packets` as one reply; the step after each.
     fn walk_all(reply: &mut Reply, packets: &[&[u8]], mut keep: Option<&mut Vec<Vec<Value>>>) -> Vec<Step> {
         packets.iter().map(|p| reply.walk(p, keep.as_deref_mut()).unwrap()).collect()
-    }
-
-    /// A column definition (protocol 4.1) of an integer column named `name`.
-    fn column(name: &str) -> Vec<u8> {
-        let mut p = Vec::new();
-        for s in ["def", "sb", "sbtest1", "sbtest1", name, name] {
-            p.push(s.len() as u8);
-            p.extend_from_slice(s.as_bytes());
-        }
-        p.extend_from_slice(&[0x0C, 0x3F, 0, 11, 0, 0, 0, 0x03, 0, 0, 0, 0, 0]);
-        p
     }
 
     #[test]
@@ -286,5 +322,41 @@ mod tests {
         let Err(Error::Server { code, .. }) = reply.walk(b"\xff\x7a\x04#42000nope", None) else { panic!() };
         assert_eq!(code, 1146);
         assert!(matches!(Reply::new(true, true).walk(b"\xfc", None), Err(Error::Protocol(_))));
+    }
+
+    #[test]
+    fn with_cached_metadata_a_result_says_whether_its_definitions_follow() {
+        let row: &[u8] = b"\x00\x00\x07\x00\x00\x00";
+        let end: &[u8] = b"\xfe\x00\x00\x02\x00\x00\x00";
+        let done = Done { result_set: true, rows: 1, columns: 1, ..Done::default() };
+        let mut prepared = ColumnDefs::default();
+        prepared.push(&column("k"));
+        let cached = prepared.decoded().unwrap();
+
+        // Unchanged: no definition, and the rows kept are decoded with the prepare's.
+        let skipped: [&[u8]; 3] = [b"\x01\x00", row, end];
+        let mut reply = Reply::new(true, true).caching_metadata(None);
+        assert_eq!(walk_all(&mut reply, &skipped, None).pop(), Some(Step::Done(done)));
+        assert!(reply.resent_defs().is_none());
+        let mut rows = Vec::new();
+        let mut reply = Reply::new(true, true).caching_metadata(Some(Arc::clone(&cached)));
+        assert_eq!(walk_all(&mut reply, &skipped, Some(&mut rows)).pop(), Some(Step::Done(done)));
+        assert_eq!(rows, [vec![Value::Int(7)]]);
+        let mut reply = Reply::new(true, true).caching_metadata(None);
+        assert!(matches!(reply.walk(b"\x01\x00", Some(&mut rows)), Err(Error::Protocol(_))));
+
+        // Changed: the definition follows, and is handed back for the next executions.
+        let col = column("c");
+        let resent: [&[u8]; 4] = [b"\x01\x01", &col, row, end];
+        let mut reply = Reply::new(true, true).caching_metadata(None);
+        assert_eq!(walk_all(&mut reply, &resent, None).pop(), Some(Step::Done(done)));
+        let defs = reply.resent_defs().expect("the definitions sent again");
+        assert_eq!(defs.iter().map(|c| c.name_str().into_owned()).collect::<Vec<_>>(), ["c"]);
+
+        // A text result always has its definitions, and is no statement's to cache.
+        let mut reply = Reply::new(false, true).caching_metadata(None);
+        let text: [&[u8]; 4] = [b"\x01\x01", &col, b"\x017", end];
+        assert_eq!(walk_all(&mut reply, &text, None).pop(), Some(Step::Done(done)));
+        assert!(reply.resent_defs().is_none());
     }
 }

@@ -4,11 +4,14 @@
 //! SHOW, scripts): sysbench's OLTP workloads only count them, as libmysqlclient's
 //! `mysql_stmt_store_result` does.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use mysql_common::constants::CapabilityFlags;
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
+use mysql_common::packets::Column;
 
 use super::errors::Error;
+use super::metadata::ColumnDefs;
 pub use super::reply::Done;
 use super::reply::{server_error, Reply, Step};
 use super::wire::Wire;
@@ -32,6 +35,12 @@ pub struct Session {
     wire: Wire,
     /// `CLIENT_DEPRECATE_EOF`: results end with an OK packet, and no EOF follows column lists.
     deprecate_eof: bool,
+    /// `MARIADB_CLIENT_CACHE_METADATA`: an execution's result carries its column definitions
+    /// only when they changed since the statement last sent them (metadata.rs).
+    pub(super) cache_metadata: bool,
+    /// Definitions a statement sent again at an execution, by statement id: its later
+    /// executions' rows are decoded with these, not the prepare's.
+    resent: HashMap<u32, Arc<[Column]>>,
 }
 
 /// A prepared statement and its execute packet up to the parameter values, built at its first
@@ -43,18 +52,35 @@ pub struct Prepared {
     id: u32,
     params: usize,
     head: OnceLock<Vec<u8>>,
+    /// Its result's columns, as the prepare's reply defined them.
+    columns: ColumnDefs,
 }
 
-/// The same statement on the server (its id and parameter count), whatever head was built.
+/// The same statement on the server (its id, parameter count and columns), whatever head was built.
 impl PartialEq for Prepared {
     fn eq(&self, other: &Self) -> bool {
-        (self.id, self.params) == (other.id, other.params)
+        (self.id, self.params) == (other.id, other.params) && self.columns == other.columns
     }
 }
 
 impl Session {
-    pub fn new(wire: Wire, caps: CapabilityFlags) -> Self {
-        Self { wire, deprecate_eof: caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) }
+    pub fn new(wire: Wire, caps: CapabilityFlags, mariadb_caps: MariadbCapabilities) -> Self {
+        Self {
+            wire,
+            deprecate_eof: caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF),
+            cache_metadata: mariadb_caps.contains(MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA),
+            resent: HashMap::new(),
+        }
+    }
+
+    /// A reply to walk; `cached`, the statement's columns for rows kept without definitions.
+    fn reply(&self, binary: bool, cached: Option<Arc<[Column]>>) -> Reply {
+        let reply = Reply::new(binary, self.deprecate_eof);
+        if self.cache_metadata {
+            reply.caching_metadata(cached)
+        } else {
+            reply
+        }
     }
 
     /// Sends `sql` as text. Rows are decoded into `keep` when given; `infile` is the data of a
@@ -69,7 +95,8 @@ impl Session {
         out.push(COM_QUERY);
         out.extend_from_slice(sql.as_bytes());
         self.wire.send().await?;
-        self.read_result(false, keep, infile).await
+        let mut reply = self.reply(false, None);
+        self.read_result(&mut reply, keep, infile).await
     }
 
     /// `COM_STMT_PREPARE` of every statement, in one write (the replies are read in order): one
@@ -113,15 +140,19 @@ impl Session {
         };
         let (columns, params) = (u16::from_le_bytes([c0, c1]), u16::from_le_bytes([p0, p1]));
         let id = u32::from_le_bytes([i0, i1, i2, i3]);
-        for list in [params, columns] {
+        let mut defs = ColumnDefs::default();
+        for (list, keep) in [(params, false), (columns, true)] {
             for _ in 0..list {
-                self.wire.read().await?;
+                let def = self.wire.read().await?;
+                if keep {
+                    defs.push(def);
+                }
             }
             if list > 0 && !self.deprecate_eof {
                 self.wire.read().await?;
             }
         }
-        Ok(Prepared { id, params: usize::from(params), head: OnceLock::new() })
+        Ok(Prepared { id, params: usize::from(params), head: OnceLock::new(), columns: defs })
     }
 
     /// `COM_STMT_CLOSE`, which the server does not answer.
@@ -146,9 +177,27 @@ impl Session {
                 params.len()
             )));
         }
+        // Only rows kept are decoded, and only they need the columns.
+        let cached = match &keep {
+            Some(_) if self.cache_metadata => Some(self.columns_of(stmt)?),
+            _ => None,
+        };
         stmt.encode(self.wire.command(), params);
         self.wire.send().await?;
-        self.read_result(true, keep, None).await
+        let mut reply = self.reply(true, cached);
+        let done = self.read_result(&mut reply, keep, None).await?;
+        if let Some(defs) = reply.resent_defs() {
+            self.resent.insert(stmt.id, defs);
+        }
+        Ok(done)
+    }
+
+    /// The columns `stmt`'s result had when it last sent them.
+    fn columns_of(&self, stmt: &Prepared) -> Result<Arc<[Column]>, Error> {
+        match self.resent.get(&stmt.id) {
+            Some(defs) => Ok(Arc::clone(defs)),
+            None => stmt.columns.decoded(),
+        }
     }
 
     /// `COM_QUIT`, and the socket closed.
@@ -161,11 +210,10 @@ impl Session {
     /// them; the socket is awaited only when neither does (`reply.rs`).
     async fn read_result(
         &mut self,
-        binary: bool,
+        reply: &mut Reply,
         mut keep: Option<&mut Vec<Vec<Value>>>,
         infile: Option<&[u8]>,
     ) -> Result<Done, Error> {
-        let mut reply = Reply::new(binary, self.deprecate_eof);
         loop {
             let walked = self.wire.walk_now(|packet| reply.walk(packet, keep.as_deref_mut()).map(Step::end));
             let step = match walked {
@@ -285,7 +333,7 @@ mod tests {
 
     #[test]
     fn execute_packets_reuse_their_head_while_types_and_nulls_stay() {
-        let stmt = Prepared { id: 7, params: 3, head: OnceLock::new() };
+        let stmt = Prepared { id: 7, params: 3, head: OnceLock::new(), columns: ColumnDefs::default() };
         let mut out = Vec::new();
         stmt.encode(&mut out, &[Value::Int(-2), Value::Text("ab".into()), Value::Null]);
         let mut want = vec![COM_STMT_EXECUTE, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0b100, 1];
