@@ -47,7 +47,7 @@ fn wanted() -> CapabilityFlags {
 /// has reserved bytes): a prepared statement's result metadata only when it changed, as
 /// libmariadb asks (sysbench's client). Otherwise the server builds and sends every column's
 /// definition at every execution: about 3 µs more of its CPU per point select than sysbench
-/// costs it (docs/performance-engine.md, "The result metadata MariaDB sends at every execution").
+/// costs it (docs/performance-engine.md, "The result metadata MariaDB sent at every execution").
 fn wanted_mariadb() -> MariadbCapabilities {
     MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA
 }
