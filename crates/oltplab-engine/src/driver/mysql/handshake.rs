@@ -45,11 +45,16 @@ fn wanted() -> CapabilityFlags {
 
 /// What the client asks a MariaDB server for beyond the protocol's 32 bits (sent where MySQL
 /// has reserved bytes): a prepared statement's result metadata only when it changed, as
-/// libmariadb asks (sysbench's client). Otherwise the server builds and sends every column's
-/// definition at every execution: about 3 µs more of its CPU per point select than sysbench
-/// costs it (docs/performance-engine.md, "The result metadata MariaDB sent at every execution").
-fn wanted_mariadb() -> MariadbCapabilities {
-    MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA
+/// libmariadb (sysbench's client) asks. Otherwise the server builds and sends every column's
+/// definition at every execution (docs/performance-engine.md, "The result metadata MariaDB sent
+/// at every execution"). A MariaDB server offers its extended capabilities by leaving out
+/// `CLIENT_MYSQL` (the old `CLIENT_LONG_PASSWORD` bit), and reads a client's only from a client
+/// that leaves it out too (`wanted() & offered` does).
+fn wanted_mariadb(hello: &HandshakePacket<'_>) -> MariadbCapabilities {
+    if hello.capabilities().contains(CapabilityFlags::CLIENT_LONG_PASSWORD) {
+        return MariadbCapabilities::empty();
+    }
+    MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA & hello.mariadb_ext_capabilities()
 }
 
 /// Greeting, TLS and authentication on a fresh socket.
@@ -70,13 +75,7 @@ pub async fn connect(
         return Err(Error::Protocol("the server is older than MySQL 4.1".into()));
     }
     let mut caps = wanted() & offered;
-    // A MariaDB server offers its extended capabilities by leaving out `CLIENT_MYSQL` (the old
-    // `CLIENT_LONG_PASSWORD` bit), and reads the client's only from a client that leaves it out too.
-    let mariadb_caps = if offered.contains(CapabilityFlags::CLIENT_LONG_PASSWORD) {
-        MariadbCapabilities::empty()
-    } else {
-        wanted_mariadb() & hello.mariadb_ext_capabilities()
-    };
+    let mariadb_caps = wanted_mariadb(&hello);
     let version = hello.server_version_parsed().unwrap_or((5, 5, 3));
     let mut nonce = hello.nonce();
     let mut plugin = match hello.auth_plugin() {
@@ -92,7 +91,10 @@ pub async fn connect(
             return Err(Error::NoTls);
         }
         caps.insert(CapabilityFlags::CLIENT_SSL);
-        SslRequest::new(caps, MAX_PACKET_BYTES, UTF8MB4_GENERAL_CI).serialize(wire.reply());
+        // MariaDB takes the extended capabilities from this first packet.
+        SslRequest::new(caps, MAX_PACKET_BYTES, UTF8MB4_GENERAL_CI)
+            .with_mariadb_capabilities(mariadb_caps)
+            .serialize(wire.reply());
         wire.send().await?;
         wire = wire.upgrade(config, name).await?;
     }

@@ -53,8 +53,11 @@ impl Step {
 enum At {
     /// A result's first packet: OK, ERR, a file request or a column count.
     Result,
-    /// Column definitions still to come.
-    Columns(u64),
+    /// Column definitions still to come; `resent`: an execution's, sent again (they changed).
+    Columns {
+        left: u64,
+        resent: bool,
+    },
     /// The EOF packet after the columns (without `CLIENT_DEPRECATE_EOF`).
     ColumnsEnd,
     Rows,
@@ -69,9 +72,8 @@ pub struct Reply {
     cache_metadata: bool,
     /// The statement's columns as last sent, for rows kept when the server does not send them again.
     cached_defs: Option<Arc<[Column]>>,
-    /// An execution's first result sent its definitions again: they are read, kept or not, and
-    /// handed back ([`Reply::resent_defs`]), for the statement's next executions.
-    resending: bool,
+    /// Definitions an execution's first result sent again (`At::Columns`' `resent`): read, kept
+    /// or not, and handed back ([`Reply::resent_defs`]) for the statement's next executions.
     resent_defs: Option<Arc<[Column]>>,
     at: At,
     /// The result set being read.
@@ -89,7 +91,6 @@ impl Reply {
             deprecate_eof,
             cache_metadata: false,
             cached_defs: None,
-            resending: false,
             resent_defs: None,
             at: At::Result,
             current: Done::default(),
@@ -133,9 +134,9 @@ impl Reply {
                     let defs_follow = !self.cache_metadata || buf.checked_eat_u8() != Some(0);
                     // Only an execution's own result is cached: a procedure's results always
                     // carry their definitions.
-                    self.resending = self.cache_metadata && self.binary && defs_follow && self.first.is_none();
+                    let resent = self.cache_metadata && self.binary && defs_follow && self.first.is_none();
                     self.current = Done { result_set: true, columns, ..Done::default() };
-                    self.at = At::Columns(if defs_follow { columns } else { 0 });
+                    self.at = At::Columns { left: if defs_follow { columns } else { 0 }, resent };
                     self.columns_read(keep.is_some() && defs_follow);
                     if !defs_follow && keep.is_some() {
                         let cached = self.cached_defs.clone().ok_or_else(|| {
@@ -146,13 +147,13 @@ impl Reply {
                     Ok(Step::More)
                 }
             },
-            At::Columns(left) => {
-                if keep.is_some() || self.resending {
+            At::Columns { left, resent } => {
+                if keep.is_some() || resent {
                     let def =
                         ParseBuf(packet).parse::<Column>(()).map_err(|e| bad_packet("a column definition", &e))?;
                     self.defs.push(def);
                 }
-                self.at = At::Columns(left - 1);
+                self.at = At::Columns { left: left - 1, resent };
                 self.columns_read(keep.is_some());
                 Ok(Step::More)
             }
@@ -186,12 +187,11 @@ impl Reply {
     /// After a column definition (or the count, for none): on to the rows once all are read,
     /// with the definitions shared by the rows kept (only those need them, and this allocation).
     fn columns_read(&mut self, keeping: bool) {
-        if let At::Columns(0) = self.at {
+        if let At::Columns { left: 0, resent } = self.at {
             self.at = if self.deprecate_eof { At::Rows } else { At::ColumnsEnd };
-            if keeping || self.resending {
+            if keeping || resent {
                 let defs: Arc<[Column]> = std::mem::take(&mut self.defs).into();
-                if self.resending {
-                    self.resending = false;
+                if resent {
                     self.resent_defs = Some(Arc::clone(&defs));
                 }
                 if keeping {
