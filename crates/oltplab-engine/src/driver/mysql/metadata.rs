@@ -12,7 +12,7 @@ use mysql_common::packets::Column;
 use super::errors::Error;
 
 /// Column definition packets, each after its length (u32, little-endian), and their decoding.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct ColumnDefs {
     raw: Vec<u8>,
     decoded: OnceLock<Arc<[Column]>>,
@@ -39,12 +39,6 @@ impl ColumnDefs {
 impl PartialEq for ColumnDefs {
     fn eq(&self, other: &Self) -> bool {
         self.raw == other.raw
-    }
-}
-
-impl Clone for ColumnDefs {
-    fn clone(&self) -> Self {
-        Self { raw: self.raw.clone(), decoded: self.decoded.clone() }
     }
 }
 
