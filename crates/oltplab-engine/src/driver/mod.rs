@@ -165,22 +165,26 @@ impl Conn {
     }
 
     /// Loads `rows` into `table` by the fastest path the server offers that keeps the data
-    /// identical (COPY, LOAD DATA LOCAL INFILE, or multi-row INSERTs); returns the rows loaded.
+    /// identical (COPY, LOAD DATA LOCAL INFILE, SQLite's prepared INSERT, or multi-row INSERTs);
+    /// returns the rows loaded.
     pub async fn bulk_load(&mut self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> DbResult<u64> {
         match self {
             Conn::Mysql(c) => c.bulk_load(table, columns, rows).await,
             Conn::Postgres(c) => c.bulk_load_text(table, columns, &TabRows::from_values(rows)).await,
-            Conn::Sqlite(_) | Conn::Fake(_) => insert_batches(self, table, columns, rows).await,
+            Conn::Sqlite(c) => c.insert_rows(table, columns, rows.to_vec()).await,
+            Conn::Fake(_) => insert_batches(self, table, columns, rows).await,
         }
     }
 
     /// As [`Conn::bulk_load`], for rows already written as tab-separated text (a loader that
-    /// writes them so builds no value per column; SQLite gets them back as quoted text).
+    /// writes them so builds no value per column; SQLite gets them back as text values, which its
+    /// columns' types turn into numbers as they would quoted literals).
     pub async fn bulk_load_text(&mut self, table: &str, columns: &[&str], rows: &TabRows) -> DbResult<u64> {
         match self {
             Conn::Mysql(c) => c.bulk_load_text(table, columns, rows).await,
             Conn::Postgres(c) => c.bulk_load_text(table, columns, rows).await,
-            Conn::Sqlite(_) | Conn::Fake(_) => insert_batches(self, table, columns, &rows.to_values()).await,
+            Conn::Sqlite(c) => c.insert_rows(table, columns, rows.to_values()).await,
+            Conn::Fake(_) => insert_batches(self, table, columns, &rows.to_values()).await,
         }
     }
 
