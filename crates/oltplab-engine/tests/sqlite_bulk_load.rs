@@ -2,18 +2,29 @@
 //! would store them, a transaction of its own only when the caller has none, and an error that
 //! leaves neither rows nor an open transaction behind.
 
+use std::path::PathBuf;
+
 use oltplab_engine::db::{Fetch, Value};
 use oltplab_engine::driver::{Conn, TabRows, Target, TargetOptions};
 
-async fn fresh_db(name: &str) -> Conn {
+/// A directory of its own for one test's database, removed when the test ends.
+struct Dir(PathBuf);
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn fresh_db(name: &str) -> (Conn, Dir) {
     let dir = std::env::temp_dir().join(format!("oltplab-bulk-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let _ = std::fs::remove_file(dir.join("x.db"));
     let options = TargetOptions { create: true, ..TargetOptions::default() };
     let target = Target::parse(&format!("sqlite://{}/x.db", dir.display()), &options).unwrap();
     let mut conn = Conn::open(&target).await.unwrap();
     conn.query("CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER, s CHAR(10))", Fetch::Discard).await.unwrap();
-    conn
+    (conn, Dir(dir))
 }
 
 async fn rows(conn: &mut Conn) -> Vec<Vec<Value>> {
@@ -26,7 +37,7 @@ fn text(s: &str) -> Value {
 
 #[tokio::test]
 async fn values_are_stored_as_their_quoted_literals_would_be() {
-    let mut conn = fresh_db("values").await;
+    let (mut conn, _dir) = fresh_db("values").await;
     let loaded = [vec![Value::Int(1), text("42"), text("it's")], vec![Value::Int(2), Value::Null, text("")]];
     assert_eq!(conn.bulk_load("t", &["id", "n", "s"], &loaded).await.unwrap(), 2);
     // Tab-separated text, as the TPC-C loader writes it: the column's type makes "7" a number.
@@ -44,7 +55,7 @@ async fn values_are_stored_as_their_quoted_literals_would_be() {
 
 #[tokio::test]
 async fn the_callers_transaction_stays_the_callers() {
-    let mut conn = fresh_db("caller").await;
+    let (mut conn, _dir) = fresh_db("caller").await;
     conn.query("BEGIN", Fetch::Discard).await.unwrap();
     conn.bulk_load("t", &["id", "n", "s"], &[vec![Value::Int(1), Value::Int(1), text("x")]]).await.unwrap();
     conn.query("ROLLBACK", Fetch::Discard).await.unwrap();
@@ -53,7 +64,7 @@ async fn the_callers_transaction_stays_the_callers() {
 
 #[tokio::test]
 async fn an_error_leaves_no_rows_and_no_open_transaction() {
-    let mut conn = fresh_db("error").await;
+    let (mut conn, _dir) = fresh_db("error").await;
     let duplicate = [vec![Value::Int(1), Value::Int(1), text("x")], vec![Value::Int(1), Value::Int(2), text("y")]];
     let e = conn.bulk_load("t", &["id", "n", "s"], &duplicate).await.unwrap_err();
     assert_eq!(e.code, "SQLITE_CONSTRAINT", "{e:?}");
