@@ -18,6 +18,9 @@ def new_histogram() -> Any:
     return HdrHistogram(1, HIGHEST_NS, 3)
 
 
+_BUCKETS = new_histogram()  # never recorded into: its bucket arithmetic only (latency_summary)
+
+
 def encode(values_ns: Sequence[int]) -> str:
     h = new_histogram()
     for v in values_ns:
@@ -31,13 +34,12 @@ def latency_summary(values_ns: Sequence[int], percentile: float = 95.0) -> Json:
         keys = ("min", "mean", "max", "sum", "p50", "p95", "p99", "p99_9", "pct")
         return dict.fromkeys(keys, 0)
     ordered = sorted(values_ns)
-    buckets = new_histogram()  # for its bucket arithmetic only
 
     def at(p: float) -> int:
         """HdrHistogram's value at percentile `p`: the top of the bucket that holds the
         k-th smallest value (hdrh's own method walks every bucket from 0: seconds per run)."""
         k = max(int(min(p, 100.0) * len(ordered) / 100 + 0.5), 1)
-        return int(buckets.get_highest_equivalent_value(ordered[k - 1]))
+        return int(_BUCKETS.get_highest_equivalent_value(ordered[k - 1]))
 
     return {
         "min": min(values_ns),

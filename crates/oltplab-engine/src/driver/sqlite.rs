@@ -220,27 +220,25 @@ fn insert_all(
     own_transaction: bool,
     mut log: Option<&mut std::fs::File>,
 ) -> rusqlite::Result<u64> {
-    let logging = log.is_some();
-    let mut logged = |line: &str| {
-        if let Some(file) = log.as_deref_mut() {
-            log_line(file, line);
-        }
-    };
     if own_transaction {
         conn.execute_batch("BEGIN")?;
-        logged("BEGIN");
+        if let Some(file) = log.as_deref_mut() {
+            log_line(file, "BEGIN");
+        }
     }
     let mut stmt = conn.prepare(sql)?;
     for row in rows {
         stmt.execute(rusqlite::params_from_iter(row))?;
-        if logging {
-            logged(&stmt.expanded_sql().unwrap_or_default());
+        if let Some(file) = log.as_deref_mut() {
+            log_line(file, &stmt.expanded_sql().unwrap_or_default());
         }
     }
     drop(stmt);
     if own_transaction {
         conn.execute_batch("COMMIT")?;
-        logged("COMMIT");
+        if let Some(file) = log {
+            log_line(file, "COMMIT");
+        }
     }
     Ok(rows.len() as u64)
 }
