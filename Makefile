@@ -32,10 +32,10 @@ install: $(BIN)/python ## create .venv and install the build and dev tools
 	$(BIN)/python -m pip install -q "maturin>=1.7,<2"
 
 build-dev: install ## compile the engine (debug) into .venv, with the dev extras
-	$(BIN)/maturin develop -q --extras dev
+	scripts/build-engine
 
 build-release: install ## compile the engine optimised into .venv (for real measurements)
-	$(BIN)/maturin develop -q --release --extras dev
+	scripts/build-engine --release
 
 format: ## rustfmt + ruff format + ruff --fix
 	cargo fmt --all
