@@ -12,6 +12,8 @@
 //! ctx.rs        what a sysbench thread reaches in the engine: counters, the pacer, output
 //! resume.rs     functions that wait (a statement, a sleep): started, awaited between yield and resume
 //! sql.rs        sysbench.sql over the engine's connections
+//! sql_conn.rs   a script's connection: the engine's, in a cell; a query on it, its reconnect
+//! sql_failure.rs  a failed statement as sysbench's drivers handle it: counted, rolled back, logged
 //! execute_call.rs  a statement's execute as a C function that LuaJIT's ffi compiles
 //! next_call.rs  the hand-over to the next event as one, when it need not wait
 //! rand.rs       sysbench.rand over the engine's generators
@@ -36,6 +38,8 @@ mod rand;
 mod reports;
 mod resume;
 mod sql;
+mod sql_conn;
+mod sql_failure;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,8 @@
 //! sysbench.sql's engine side: connections, prepared statements, bound parameters and result
 //! rows, over the engine's [`Conn`]. Statements are counted as sysbench counts them (by their
 //! result). A failed statement returns sysbench's error fields to the Lua runtime, which raises
-//! sysbench's errors (`runtime.lua`: `failed`); nothing here raises for a database error.
+//! sysbench's errors (`runtime.lua`: `failed`; sql_failure.rs); nothing here raises for a
+//! database error.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -10,14 +11,13 @@ use std::sync::Arc;
 
 use mlua::{AnyUserData, LightUserData, Lua, MultiValue, UserData, Value as LuaValue};
 
-use super::ctx::{CtxHandle, LocalFuture, ThreadCtx};
+use super::ctx::{CtxHandle, LocalFuture};
 use super::resume::set_async;
-use crate::db::{DbError, ErrorAction, Fetch, QueryClass, QueryResult, StmtId, Value};
+use super::sql_conn::{query, reconnect, with_conn, Bulk, ScriptConn};
+use super::sql_failure::{failure, Origin};
+use crate::db::{DbError, Fetch, QueryClass, QueryResult, StmtId, Value};
 use crate::driver::Conn;
 
-/// sysbench's `DB_ERROR_IGNORABLE` and `DB_ERROR_FATAL`.
-const IGNORABLE: i64 = 1;
-const FATAL: i64 = 2;
 /// sysbench's `BULK_PACKET_SIZE`: a multi-row INSERT is sent when the next row would not fit.
 const BULK_PACKET_BYTES: usize = 512 * 1024;
 /// sysbench's SQL type codes (`sql_bind_type_t`).
@@ -27,20 +27,6 @@ const TYPE_FLOAT: i64 = 5;
 const TYPE_DOUBLE: i64 = 6;
 const TYPE_CHAR: i64 = 11;
 const TYPE_VARCHAR: i64 = 12;
-
-/// One script connection: the engine's connection (taken out while a statement runs), the
-/// thread it counts for, and its multi-row INSERT buffer.
-pub struct ScriptConn {
-    conn: Option<Conn>,
-    ctx: Rc<ThreadCtx>,
-    bulk: Option<Bulk>,
-}
-
-struct Bulk {
-    sql: String,
-    head_len: usize,
-    rows: usize,
-}
 
 #[derive(Clone)]
 pub struct ConnHandle(Rc<RefCell<ScriptConn>>);
@@ -156,13 +142,6 @@ impl SqlTexts {
 /// Rows of a result set, fetched one at a time as tables of strings.
 pub struct Rows(Vec<Vec<Value>>);
 impl UserData for Rows {}
-
-/// Which call failed, for the driver's FATAL line (sysbench's drivers word each differently).
-enum Origin<'a> {
-    Query(&'a str),
-    Execute(&'a str),
-    Prepare,
-}
 
 /// Registers the SQL functions into `host`.
 pub fn register(lua: &Lua, host: &mlua::Table) -> mlua::Result<()> {
@@ -368,33 +347,6 @@ async fn connect(lua: &Lua, ctx: &AnyUserData) -> mlua::Result<AnyUserData> {
     lua.create_userdata(ConnHandle(Rc::new(RefCell::new(ScriptConn { conn: Some(conn), ctx, bulk: None }))))
 }
 
-/// Runs `op` on the connection, taken out of its cell while the statement is in flight (a
-/// closed connection is an error, as sysbench's "attempt to use an already closed connection").
-async fn with_conn<'a, T>(
-    conn: &Rc<RefCell<ScriptConn>>,
-    op: impl FnOnce(Conn) -> super::ctx::LocalFuture<'a, (Conn, T)>,
-) -> Result<T, DbError> {
-    let taken = conn.borrow_mut().conn.take();
-    let Some(c) = taken else {
-        return Err(DbError::fatal("2006", "attempt to use an already closed connection"));
-    };
-    let (c, out) = op(c).await;
-    conn.borrow_mut().conn = Some(c);
-    Ok(out)
-}
-
-/// Sends `sql` as a plain query.
-async fn query(conn: &Rc<RefCell<ScriptConn>>, sql: &str, fetch: Fetch) -> Result<QueryResult, DbError> {
-    with_conn(conn, |mut c| {
-        Box::pin(async move {
-            let r = c.query(sql, fetch).await;
-            (c, r)
-        })
-    })
-    .await
-    .and_then(|r| r)
-}
-
 /// A statement's outcome for the Lua runtime: `nrows, nfields, rows` for a result set (`rows`
 /// false when it holds none), nothing for other statements, or `nil, nil, nil, class, errno,
 /// state, message` for an error.
@@ -428,100 +380,6 @@ async fn answer(
             // statement in flight carry its state (execute's future was 1,232 bytes).
             values.extend(Box::pin(failure(lua, conn, &e, origin)).await?);
             Ok(MultiValue::from_vec(values))
-        }
-    }
-}
-
-/// Counts a failed statement and acts as sysbench's drivers do (PostgreSQL's rolls back after
-/// an ignorable error; a lost connection is opened again: oltplab's reconnect, docs/lua.md; a
-/// fatal error is logged); returns `class, errno, state, message` as sysbench's connection
-/// holds them: MySQL's error number, PostgreSQL's SQLSTATE with errno 0.
-async fn failure(
-    lua: &Lua,
-    conn: &Rc<RefCell<ScriptConn>>,
-    e: &DbError,
-    origin: Origin<'_>,
-) -> mlua::Result<Vec<LuaValue>> {
-    let ctx = Rc::clone(&conn.borrow().ctx);
-    let shared = &ctx.shared;
-    let pgsql = shared.driver_name == "pgsql";
-    let class = match e.action {
-        ErrorAction::Retry => {
-            shared.pacer.error(ctx.tid, &e.code, false);
-            if pgsql {
-                let _ = query(conn, "ROLLBACK", Fetch::Discard).await;
-            }
-            IGNORABLE
-        }
-        ErrorAction::Reconnect => {
-            shared.pacer.error(ctx.tid, &e.code, true);
-            if reconnect(conn).await.is_ok() {
-                IGNORABLE
-            } else {
-                FATAL
-            }
-        }
-        ErrorAction::Fatal => {
-            shared.pacer.error(ctx.tid, &e.code, false);
-            FATAL
-        }
-    };
-    if class == FATAL {
-        for line in driver_lines(pgsql, e, &origin) {
-            (shared.log)(&line);
-        }
-    }
-    let errno = if pgsql { 0 } else { e.code.parse::<i64>().unwrap_or(0) };
-    let state = e.sql_state.clone();
-    Ok(vec![
-        LuaValue::Integer(class),
-        LuaValue::Integer(errno),
-        LuaValue::String(lua.create_string(&state)?),
-        LuaValue::String(lua.create_string(&e.message)?),
-    ])
-}
-
-/// The lines sysbench's drivers log for a fatal error, before the script's own error.
-fn driver_lines(pgsql: bool, e: &DbError, origin: &Origin<'_>) -> Vec<String> {
-    match (pgsql, origin) {
-        (false, Origin::Query(sql)) => {
-            vec![format!("mysql_drv_query() returned error {} ({}) for query '{sql}'", e.code, e.message)]
-        }
-        (false, Origin::Execute(sql)) => {
-            vec![format!("mysql_stmt_execute() returned error {} ({}) for query '{sql}'", e.code, e.message)]
-        }
-        (false, Origin::Prepare) => {
-            vec!["mysql_stmt_prepare() failed".to_string(), format!("MySQL error: {} \"{}\"", e.code, e.message)]
-        }
-        (true, Origin::Query(sql)) => {
-            vec![format!("PQexec() failed: 7 {}", e.message), format!("failed query was: {sql}")]
-        }
-        (true, Origin::Execute(_)) => vec![format!("PQexecPrepared() failed: 7 {}", e.message)],
-        (true, Origin::Prepare) => vec![format!("PQprepare() failed: {}", e.message)],
-    }
-}
-
-/// Opens the connection again (its statements prepared again), retrying while the server is
-/// away, until the run stops.
-async fn reconnect(conn: &Rc<RefCell<ScriptConn>>) -> Result<(), DbError> {
-    let ctx = Rc::clone(&conn.borrow().ctx);
-    let mut backoff = std::time::Duration::from_millis(1);
-    loop {
-        match with_conn(conn, |mut c| {
-            Box::pin(async move {
-                let r = c.reconnect().await;
-                (c, r)
-            })
-        })
-        .await
-        .and_then(|r| r)
-        {
-            Ok(()) => return Ok(()),
-            Err(e) if ctx.shared.pacer.stopping() => return Err(e),
-            Err(_) => {
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(std::time::Duration::from_millis(100));
-            }
         }
     }
 }
