@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from oltplab.cli.main import main
 from oltplab.exceptions import ConfigError
-from oltplab.lab.labfile import LabFileError, read_lab_text
+from oltplab.lab.labfile import read_lab_text
+from oltplab.lab.labfile_values import LabFileError
 
 GOOD = """\
 [lab]

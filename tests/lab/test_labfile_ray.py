@@ -9,7 +9,8 @@ import pytest
 from oltplab.cli.main import main
 from oltplab.distributed import cluster
 from oltplab.documents.lab import LabSpec
-from oltplab.lab.labfile import LabFileError, read_lab_text
+from oltplab.lab.labfile import read_lab_text
+from oltplab.lab.labfile_values import LabFileError
 
 LAB = """\
 [lab]

@@ -6,7 +6,8 @@ import pytest
 
 from oltplab.cli.main import main
 from oltplab.lab.data import DataShape, writes
-from oltplab.lab.labfile import LabFileError, read_lab_text
+from oltplab.lab.labfile import read_lab_text
+from oltplab.lab.labfile_values import LabFileError
 
 TPCC = """\
 [lab]

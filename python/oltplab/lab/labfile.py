@@ -3,23 +3,36 @@ starts. Errors are one line: `FILE:LINE: KEY: what is wrong; how to fix it`."""
 
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar, cast, get_args
+from typing import Any, cast, get_args
 
-from oltplab.catalog import Catalog, load_catalog
+from oltplab.catalog import Catalog
 from oltplab.documents.lab import LabSpec, Order, Restore, ServerSpec, WorkloadSpec
 from oltplab.exceptions import ConfigError, OltpLabError
+from oltplab.lab.labfile_values import (
+    LabFileError,
+    Reader,
+    choice,
+    integer,
+    is_name,
+    metric_list,
+    number,
+    positive_ints,
+    positive_numbers,
+    scalar_table,
+    show,
+    string,
+)
 from oltplab.lab.ray_client import CLIENT_KEYS, read_client_ray
 from oltplab.lab.script import ScriptOptions, describe_url, file_sha256, script_file
-from oltplab.lab.tomlwhere import Path_, line_of
+from oltplab.lab.tomlwhere import Path_
 from oltplab.metrics import METRIC_KINDS
 from oltplab.servers import SERVER_CLASSES
 
 EXTERNAL = "external"
 ENGINES = (*SERVER_CLASSES, EXTERNAL)
 DEFAULT_CONFIG = "default"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 # Options the lab sets itself for every cell: they belong in [lab] or the workload's lists.
 _LAB_OWNED = {
     "threads": "threads = [...]",
@@ -28,112 +41,6 @@ _LAB_OWNED = {
     "warmup_time": "[lab] warmup_time",
     "report_interval": "[lab] report_interval",
 }
-_T = TypeVar("_T")
-
-
-class LabFileError(ConfigError):
-    pass
-
-
-class _Reader:
-    def __init__(self, source: str, text: str, catalog: Catalog | None) -> None:
-        self.source, self.text, self._catalog = source, text, catalog
-
-    @property
-    def catalog(self) -> Catalog:
-        if self._catalog is None:
-            self._catalog = load_catalog()
-        return self._catalog
-
-    def fail(self, path: Path_, problem: str) -> LabFileError:
-        key = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path)
-        key = key.replace(".[", "[")
-        line = line_of(self.text, path)
-        return LabFileError(f"{self.source}:{line}: {key or 'lab file'}: {problem}")
-
-    def table(self, doc: Any, path: Path_, keys: Mapping[str, str]) -> dict[str, Any]:
-        """A table whose keys must be among `keys` (name -> what it is, for the message)."""
-        if not isinstance(doc, dict):
-            raise self.fail(path, f"must be a table, not {_kind(doc)}")
-        for key in doc:
-            if key not in keys:
-                raise self.fail(
-                    (*path, key), f"unknown key; {_known(path)} takes: {', '.join(keys)}"
-                )
-        return doc
-
-    def get(
-        self,
-        doc: Mapping[str, Any],
-        path: Path_,
-        key: str,
-        check: Callable[[Any], _T | None],
-        expected: str,
-        default: _T | None = None,
-        required: bool = False,
-    ) -> _T:
-        if key not in doc:
-            if required:
-                raise self.fail(path, f"needs `{key}` ({expected})")
-            return cast(_T, default)
-        value = check(doc[key])
-        if value is None:
-            raise self.fail((*path, key), f"must be {expected}, not {_show(doc[key])}")
-        return value
-
-    def name(self, path: Path_, value: str, what: str) -> str:
-        if not _NAME.fullmatch(value):
-            raise self.fail(
-                path, f"{what} {value!r} must be letters, digits, _ and - (it names directories)"
-            )
-        return value
-
-
-def _kind(value: Any) -> str:
-    return {dict: "a table", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), "a number"
-    )
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _known(path: Path_) -> str:
-    return f"[{'.'.join(str(p) for p in path)}]" if path else "the lab file"
-
-
-def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
-def _number(minimum: float, strict: bool) -> Callable[[Any], float | None]:
-    def check(v: Any) -> float | None:
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            return None
-        ok = v > minimum if strict else v >= minimum
-        return float(v) if ok and v == v and v != float("inf") else None
-
-    return check
-
-
-def _int(minimum: int) -> Callable[[Any], int | None]:
-    def check(v: Any) -> int | None:
-        return v if isinstance(v, int) and not isinstance(v, bool) and v >= minimum else None
-
-    return check
-
-
-def _choice(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
-    return lambda v: v if v in choices else None
-
-
-def _scalar_table(v: Any) -> dict[str, Any] | None:
-    if not isinstance(v, dict):
-        return None
-    ok = all(isinstance(x, str | int | float | bool) for x in v.values())
-    return dict(v) if ok else None
 
 
 _TOP = {
@@ -168,7 +75,7 @@ _SERVER = {k: k for k in ("engine", "url", "cpus", _MAX_CONNECTIONS, "settings",
 _WORKLOAD = {k: k for k in ("name", "script", "label", "threads", "rate", "options")}
 
 
-def _apply_scale(r: _Reader, doc: dict[str, Any], scale: str | None) -> None:
+def _apply_scale(r: Reader, doc: dict[str, Any], scale: str | None) -> None:
     """Overlays [scales.NAME] on [lab] and every [[workloads]] (in place)."""
     scales = doc.get("scales", {})
     if not isinstance(scales, dict):
@@ -200,7 +107,7 @@ def read_lab_text(
 ) -> LabSpec:
     """Parses and checks a lab file's text; `source` names it in errors; `scale` picks a
     [scales.NAME] overlay."""
-    r = _Reader(source, text, catalog)
+    r = Reader(source, text, catalog)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -215,45 +122,45 @@ def read_lab_text(
         raise r.fail((), 'needs a [lab] table with at least name = "..."')
     client = r.table(doc.get("client", {}), ("client",), _CLIENT)
     name = r.name(
-        ("lab", "name"), r.get(lab, ("lab",), "name", _str, "a string", required=True), "lab name"
+        ("lab", "name"), r.get(lab, ("lab",), "name", string, "a string", required=True), "lab name"
     )
     metrics = r.get(
-        lab, ("lab",), "metrics", _metric_list, f"a list of {METRIC_KINDS}", list(METRIC_KINDS)
+        lab, ("lab",), "metrics", metric_list, f"a list of {METRIC_KINDS}", list(METRIC_KINDS)
     )
     servers = _servers(r, doc)
     workloads = _workloads(r, doc, servers)
     client_ray, client_clients = read_client_ray(r, client, servers, workloads)
     return LabSpec(
         name=name,
-        time_s=r.get(lab, ("lab",), "time", _number(0, True), "seconds > 0", 60.0),
-        warmup_time_s=r.get(lab, ("lab",), "warmup_time", _number(0, False), "seconds >= 0", 0.0),
-        repeats=r.get(lab, ("lab",), "repeats", _int(1), "an integer >= 1", 1),
+        time_s=r.get(lab, ("lab",), "time", number(0, True), "seconds > 0", 60.0),
+        warmup_time_s=r.get(lab, ("lab",), "warmup_time", number(0, False), "seconds >= 0", 0.0),
+        repeats=r.get(lab, ("lab",), "repeats", integer(1), "an integer >= 1", 1),
         order=cast(
             Order,
             r.get(
                 lab,
                 ("lab",),
                 "order",
-                _choice(get_args(Order)),
+                choice(get_args(Order)),
                 f"one of {get_args(Order)}",
                 "interleaved",
             ),
         ),
-        seed=r.get(lab, ("lab",), "seed", _int(0), "an integer >= 0", 1),
+        seed=r.get(lab, ("lab",), "seed", integer(0), "an integer >= 0", 1),
         restore=cast(
             Restore,
             r.get(
                 lab,
                 ("lab",),
                 "restore",
-                _choice(get_args(Restore)),
+                choice(get_args(Restore)),
                 f"one of {get_args(Restore)}",
                 "auto",
             ),
         ),
-        cooldown_s=r.get(lab, ("lab",), "cooldown", _number(0, False), "seconds >= 0", 0.0),
+        cooldown_s=r.get(lab, ("lab",), "cooldown", number(0, False), "seconds >= 0", 0.0),
         report_interval_s=r.get(
-            lab, ("lab",), "report_interval", _number(0, True), "seconds > 0", 1.0
+            lab, ("lab",), "report_interval", number(0, True), "seconds > 0", 1.0
         ),
         metrics=tuple(metrics),
         client_cpus=_cpus(r, client, ("client",)),
@@ -264,16 +171,10 @@ def read_lab_text(
     )
 
 
-def _metric_list(v: Any) -> list[str] | None:
-    if isinstance(v, list) and all(x in METRIC_KINDS for x in v):
-        return list(dict.fromkeys(v))
-    return None
-
-
-def _cpus(r: _Reader, doc: Mapping[str, Any], path: Path_) -> str | None:
+def _cpus(r: Reader, doc: Mapping[str, Any], path: Path_) -> str | None:
     from oltplab.servers.pinning import parse_cpu_list
 
-    cpus = r.get(doc, path, "cpus", _str, 'a CPU list such as "0" or "0-1"')
+    cpus = r.get(doc, path, "cpus", string, 'a CPU list such as "0" or "0-1"')
     if cpus is not None:
         try:
             parse_cpu_list(cpus)
@@ -282,7 +183,7 @@ def _cpus(r: _Reader, doc: Mapping[str, Any], path: Path_) -> str | None:
     return cpus
 
 
-def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
+def _servers(r: Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
     servers = doc.get("servers")
     if servers is None or servers == {}:
         raise r.fail((), 'needs at least one [servers.NAME] table (engine = "mariadb", ...)')
@@ -293,8 +194,8 @@ def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
         path: Path_ = ("servers", name)
         r.name(path, name, "server name")
         s = r.table(raw, path, _SERVER)
-        engine = r.get(s, path, "engine", _choice(ENGINES), f"one of {ENGINES}", required=True)
-        url = r.get(s, path, "url", _str, "a database URL")
+        engine = r.get(s, path, "engine", choice(ENGINES), f"one of {ENGINES}", required=True)
+        url = r.get(s, path, "url", string, "a database URL")
         if engine == EXTERNAL and url is None:
             raise r.fail(path, 'an external server needs url = "mysql://..." or "postgresql://..."')
         if engine != EXTERNAL and url is not None:
@@ -302,7 +203,7 @@ def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
                 (*path, "url"), "only an external server takes a url; managed ones have their own"
             )
         settings: dict[str, Any] = r.get(
-            s, path, "settings", _scalar_table, "a table of name = value", {}
+            s, path, "settings", scalar_table, "a table of name = value", {}
         )
         configs_raw: dict[str, Any] = r.get(
             s,
@@ -321,12 +222,12 @@ def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
         for cname, cvars in configs_raw.items():
             cpath: Path_ = (*path, "configs", cname)
             r.name(cpath, cname, "config name")
-            checked = _scalar_table(cvars)
+            checked = scalar_table(cvars)
             if checked is None:
                 raise r.fail(cpath, "must be a table of server variables, name = value")
             configs[cname] = checked
         max_conn = _max_connections(
-            r, path, r.get(s, path, "max_connections", _int(1), "an integer >= 1"), settings
+            r, path, r.get(s, path, "max_connections", integer(1), "an integer >= 1"), settings
         )
         _check_variables(r, engine, path, settings, configs)
         out.append(
@@ -344,7 +245,7 @@ def _servers(r: _Reader, doc: Mapping[str, Any]) -> tuple[ServerSpec, ...]:
 
 
 def _max_connections(
-    r: _Reader, path: Path_, given: int | None, settings: dict[str, Any]
+    r: Reader, path: Path_, given: int | None, settings: dict[str, Any]
 ) -> int | None:
     """`max_connections` written among the server's variables (`settings`, where people write
     server variables) is the server's `max_connections`: taken out of `settings` (oltplab sets
@@ -353,9 +254,9 @@ def _max_connections(
     if key is None:
         return given
     raw = settings.pop(key)
-    value = _int(1)(int(raw) if isinstance(raw, str) and raw.isdigit() else raw)
+    value = integer(1)(int(raw) if isinstance(raw, str) and raw.isdigit() else raw)
     if value is None:
-        raise r.fail((*path, "settings", key), f"must be an integer >= 1, not {_show(raw)}")
+        raise r.fail((*path, "settings", key), f"must be an integer >= 1, not {show(raw)}")
     if given is not None and given != value:
         raise r.fail(
             (*path, "max_connections"),
@@ -365,7 +266,7 @@ def _max_connections(
 
 
 def _check_variables(
-    r: _Reader,
+    r: Reader,
     engine: str,
     path: Path_,
     settings: dict[str, Any],
@@ -393,7 +294,7 @@ def _check_variables(
 
 
 def _workloads(
-    r: _Reader, doc: Mapping[str, Any], servers: tuple[ServerSpec, ...]
+    r: Reader, doc: Mapping[str, Any], servers: tuple[ServerSpec, ...]
 ) -> tuple[WorkloadSpec, ...]:
     raw = doc.get("workloads")
     if raw is None or raw == []:
@@ -408,20 +309,20 @@ def _workloads(
         path: Path_ = ("workloads", i)
         w = r.table(item, path, _WORKLOAD)
         script = _script(r, w, path)
-        name = script.stem if script else r.get(w, path, "name", _str, "a name", required=True)
+        name = script.stem if script else r.get(w, path, "name", string, "a name", required=True)
         if script is None and name not in r.catalog.names:
             raise r.fail(
                 (*path, "name"),
                 f"unknown workload {name!r}; choose one of: {', '.join(r.catalog.names)}",
             )
-        label = r.get(w, path, "label", _str, "a string")
+        label = r.get(w, path, "label", string, "a string")
         if label is not None:
             r.name((*path, "label"), label, "label")
         threads: list[int] = r.get(
-            w, path, "threads", _positive_ints, "a non-empty list of integers >= 1", []
+            w, path, "threads", positive_ints, "a non-empty list of integers >= 1", []
         )
         rate: list[float] = r.get(
-            w, path, "rate", _positive_numbers, "a non-empty list of rates > 0", []
+            w, path, "rate", positive_numbers, "a non-empty list of rates > 0", []
         )
         if not threads and not rate:
             raise r.fail(
@@ -449,7 +350,7 @@ def _workloads(
             script=None if script is None else str(script),
             script_sha256=None if script is None else file_sha256(script),
         )
-        if spec.label is None and not _NAME.fullmatch(spec.key):
+        if spec.label is None and not is_name(spec.key):
             r.name(path, spec.key, 'script name (or give it label = "...")')
         if any(o.key == spec.key for o in out):
             raise r.fail((*path, "name"), f'a second {spec.key!r}: give one of them label = "..."')
@@ -458,7 +359,7 @@ def _workloads(
 
 
 def _check_options(
-    r: _Reader, path: Path_, workload: str, options: dict[str, Any], script: ScriptOptions | None
+    r: Reader, path: Path_, workload: str, options: dict[str, Any], script: ScriptOptions | None
 ) -> None:
     """Each option on its own, so an error names the very key that is wrong."""
     for key, value in options.items():
@@ -475,7 +376,7 @@ def _check_options(
 
 
 def _script_options(
-    r: _Reader, path: Path_, script: Path | None, db_hint: str
+    r: Reader, path: Path_, script: Path | None, db_hint: str
 ) -> ScriptOptions | None:
     """The script's declared options (loading it: a script that does not load fails here)."""
     try:
@@ -484,9 +385,9 @@ def _script_options(
         raise r.fail((*path, "script"), str(e).splitlines()[0]) from None
 
 
-def _script(r: _Reader, w: Mapping[str, Any], path: Path_) -> Path | None:
+def _script(r: Reader, w: Mapping[str, Any], path: Path_) -> Path | None:
     """The script file a workload names, checked to exist (relative to the lab file)."""
-    given = r.get(w, path, "script", _str, "the path of a .lua file")
+    given = r.get(w, path, "script", string, "the path of a .lua file")
     if given is None:
         return None
     if "name" in w:
@@ -498,18 +399,6 @@ def _script(r: _Reader, w: Mapping[str, Any], path: Path_) -> Path | None:
         return script_file(r.source, given)
     except ConfigError as e:
         raise r.fail((*path, "script"), str(e)) from None
-
-
-def _positive_ints(v: Any) -> list[int] | None:
-    if isinstance(v, list) and v and all(_int(1)(x) is not None for x in v):
-        return list(dict.fromkeys(v))
-    return None
-
-
-def _positive_numbers(v: Any) -> list[float] | None:
-    if isinstance(v, list) and v and all(_number(0, True)(x) is not None for x in v):
-        return [float(x) for x in dict.fromkeys(v)]
-    return None
 
 
 def read_lab_file(
