@@ -16,10 +16,13 @@ _T = TypeVar("_T")
 
 
 class LabFileError(ConfigError):
-    pass
+    """A lab file that cannot be read or is not valid; its message is one line."""
 
 
 class Reader:
+    """One lab file's document: tables checked for their keys, values for their types, names
+    for what may name a directory; every failure located by the key's line in the text."""
+
     def __init__(self, source: str, text: str, catalog: Catalog | None) -> None:
         self.source, self.text, self._catalog = source, text, catalog
 
