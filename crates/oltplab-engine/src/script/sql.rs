@@ -1,7 +1,7 @@
 //! sysbench.sql's engine side: connections, prepared statements, bound parameters and result
 //! rows, over the engine's [`Conn`]. Statements are counted as sysbench counts them (by their
 //! result). A failed statement returns sysbench's error fields to the Lua runtime, which raises
-//! sysbench's errors (`runtime.lua`: `failed`; sql_failure.rs); nothing here raises for a
+//! sysbench's errors (`runtime.lua`: `failed`; `sql_failure.rs`); nothing here raises for a
 //! database error.
 
 use std::cell::{Cell, RefCell};
