@@ -17,6 +17,8 @@ pub struct ScriptConn {
     pub(super) bulk: Option<Bulk>,
 }
 
+/// The multi-row INSERT being built (sysbench's `bulk_insert_*`): the statement so far, the
+/// length of its head (`INSERT ... VALUES`), and the rows after it.
 pub(super) struct Bulk {
     pub(super) sql: String,
     pub(super) head_len: usize,
