@@ -11,6 +11,7 @@
 //! OLTP workloads run them, on a thread that owns its connection as an engine thread with up to
 //! 64 connections does (its replies waited for outside the runtime: `driver/reply_wait.rs`);
 //! `SHARED=1` measures a connection that shares its thread (the runtime's readiness).
+//! `ONLY_POINT=1` runs the prepared point select alone (callgrind's counts are then its own).
 
 #![allow(clippy::print_stdout)] // a benchmark's report is its output
 #![allow(unsafe_code)] // a counting global allocator and getrusage: a measuring tool, not the engine
@@ -95,6 +96,7 @@ fn main() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     let doorbell = Doorbell::new().expect("an eventfd");
     let _sole = std::env::var_os("SHARED").is_none().then(|| SoleConnection::claim(&doorbell));
+    let only_point = std::env::var_os("ONLY_POINT").is_some();
     rt.block_on(async {
         println!("{:<28} {:>10} {:>12} {:>10} {:>10}", "statement", "allocs", "alloc bytes", "user µs", "sys µs");
         for ps_mode in ["auto", "disable"] {
@@ -107,6 +109,9 @@ fn main() {
             ];
             conn.prepare(&sqls).await.expect("prepared statements");
             for (name, id, range) in [("point select", 0, 0), ("range select (100 rows)", 1, 99)] {
+                if only_point && (range != 0 || ps_mode != "auto") {
+                    continue;
+                }
                 let mut key = 0i64;
                 let params = |k: &mut i64| {
                     *k = *k % 9_000 + 1;
