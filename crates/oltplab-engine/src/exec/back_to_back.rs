@@ -4,12 +4,10 @@
 //! cost a Lua coroutine's yield and resume and a pass through that loop (docs/lua.md, "What it
 //! costs"). It checks and records exactly as the worker's loop does, with the same functions.
 
+use crate::stats::{Mono, Tally, WorkerTotals};
+use crate::workload::script::EventLane;
 use std::cell::Cell;
 use std::sync::Arc;
-use std::time::Instant;
-
-use crate::stats::{Tally, WorkerTotals};
-use crate::workload::script::EventLane;
 
 use super::shared::{event_timing, record_event, Shared};
 
@@ -24,7 +22,7 @@ pub struct BackToBack {
     recorder_lane: usize,
     worker: usize,
     /// The start of the event in flight: set by the worker's loop when it starts one, and here.
-    start: Cell<Instant>,
+    start: Cell<Mono>,
     /// Events recorded here since the worker's loop last took them into its totals.
     totals: Cell<WorkerTotals>,
     in_a_row: Cell<u32>,
@@ -32,12 +30,12 @@ pub struct BackToBack {
 
 impl BackToBack {
     pub fn new(shared: &Arc<Shared>, recorder_lane: usize, worker: usize) -> Self {
-        let (start, totals, in_a_row) = (Cell::new(Instant::now()), Cell::default(), Cell::new(0));
+        let (start, totals, in_a_row) = (Cell::new(Mono::now()), Cell::default(), Cell::new(0));
         Self { shared: Arc::clone(shared), recorder_lane, worker, start, totals, in_a_row }
     }
 
     /// The worker's loop starts an event at `start`.
-    pub fn started(&self, start: Instant) {
+    pub fn started(&self, start: Mono) {
         self.start.set(start);
         self.in_a_row.set(0);
     }
@@ -45,7 +43,7 @@ impl BackToBack {
     /// The start of the event that ended last (the workload may have started it here), the
     /// events recorded here since the last call, and whether they used up the turn: then the
     /// worker's loop yields.
-    pub fn take(&self) -> (Instant, WorkerTotals, bool) {
+    pub fn take(&self) -> (Mono, WorkerTotals, bool) {
         (self.start.get(), self.totals.take(), self.in_a_row.get() >= IN_A_ROW)
     }
 }
@@ -57,8 +55,8 @@ impl EventLane for BackToBack {
         if shared.schedule.is_some() || self.in_a_row.get() >= IN_A_ROW {
             return false;
         }
-        let end = Instant::now();
-        if shared.ends(end) || !shared.serves(self.worker, end) || !shared.takes_event() {
+        let end = Mono::now();
+        if shared.ends(end) || !shared.serves(self.worker) || !shared.takes_event() {
             return false;
         }
         let start = self.start.replace(end);

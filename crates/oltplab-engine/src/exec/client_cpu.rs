@@ -15,8 +15,7 @@ pub const MIN_JUDGED_SHARE: f64 = 0.5;
 /// `CLOCK_PROCESS_CPUTIME_ID`: nanosecond resolution, where /proc's process times come in
 /// 10 ms ticks (a 4 ms interval could read 0% or 250% of a core).
 pub fn process_cpu_s() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+    crate::stats::clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID) as f64 * 1e-9
 }
 
 /// CPU used between samples, as a percentage of one core (200 = two cores busy).

@@ -26,7 +26,7 @@ use crate::error::{EngineError, Result};
 use crate::options::Options;
 use crate::rand::Rng;
 use crate::result::{IntervalReport, Phase, RunFacts, RunResult, StopReason};
-use crate::stats::{epoch_s, Recorders, WorkerTotals};
+use crate::stats::{epoch_s, Mono, Recorders, WorkerTotals};
 use crate::workload::Workload;
 
 /// Runs the spec's load on the default number of engine threads for its connections
@@ -208,6 +208,7 @@ fn shared_state(
         recorders: if load.is_open_loop() { recorders } else { recorders.closed_loop() },
         stmt_kinds,
         deadline: times.deadline,
+        deadline_mono: times.deadline.map(Mono::of),
         schedule: load.is_open_loop().then(|| {
             let origin = times.start + Duration::from_secs_f64(spec.arrival_phase_s.unwrap_or(0.0).max(0.0));
             // Clients sharing one seed (TPC-C's run-wide constants) draw distinct arrivals.

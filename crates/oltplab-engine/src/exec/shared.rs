@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::stats::{EventTiming, Recorders, Tally, WorkerTotals};
+use crate::stats::{EventTiming, Mono, Recorders, Tally, WorkerTotals};
 use crate::workload::Workload;
 
 use super::schedule::Schedule;
@@ -20,6 +20,8 @@ pub struct Shared {
     pub recorders: Recorders,
     pub stmt_kinds: Vec<usize>,
     pub deadline: Option<Instant>,
+    /// The same deadline on the events' clock, which every event's end is checked against.
+    pub deadline_mono: Option<Mono>,
     /// 0: no limit.
     pub max_events: u64,
     pub events_started: AtomicU64,
@@ -48,8 +50,8 @@ impl Shared {
     /// No new event at `now`: the run stops, or a closed loop reached its time limit (as
     /// sysbench; an open loop's arrivals scheduled before the deadline still run after it: the
     /// schedule ends there).
-    pub fn ends(&self, now: Instant) -> bool {
-        self.stop.is_stopped() || (self.schedule.is_none() && self.deadline.is_some_and(|d| now >= d))
+    pub fn ends(&self, now: Mono) -> bool {
+        self.stop.is_stopped() || (self.schedule.is_none() && self.deadline_mono.is_some_and(|d| now >= d))
     }
 
     /// Counts an event as started; false once `--events` have.
@@ -57,20 +59,20 @@ impl Shared {
         self.max_events == 0 || self.events_started.fetch_add(1, Ordering::Relaxed) < self.max_events
     }
 
-    /// Connection `worker` serves the load at `now` (a step plan may idle it).
-    pub fn serves(&self, worker: usize, now: Instant) -> bool {
-        self.timeline.as_ref().is_none_or(|t| t.is_active(worker, now))
+    /// Connection `worker` serves the load now (a step plan may idle it).
+    pub fn serves(&self, worker: usize) -> bool {
+        self.timeline.as_ref().is_none_or(|t| t.is_active(worker, Instant::now()))
     }
 }
 
 /// An event's times: it started at `start` (`intended` to, in an open loop) and ended at `end`;
 /// its connection was free from `free_since`.
-pub fn event_timing(intended: Option<Instant>, start: Instant, end: Instant, free_since: Instant) -> EventTiming {
+pub fn event_timing(intended: Option<Mono>, start: Mono, end: Mono, free_since: Mono) -> EventTiming {
     EventTiming {
-        response_ns: (end - intended.unwrap_or(start)).as_nanos() as u64,
-        service_ns: (end - start).as_nanos() as u64,
-        lag_ns: intended.map_or(0, |t| start.saturating_duration_since(t).as_nanos() as u64),
-        client_lag_ns: intended.map_or(0, |t| start.saturating_duration_since(t.max(free_since)).as_nanos() as u64),
+        response_ns: end.ns_since(intended.unwrap_or(start)),
+        service_ns: end.ns_since(start),
+        lag_ns: intended.map_or(0, |t| start.ns_since(t)),
+        client_lag_ns: intended.map_or(0, |t| start.ns_since(t.max(free_since))),
     }
 }
 

@@ -88,9 +88,11 @@ impl LocalStop {
     /// 4,096 connections").
     /// `fut` is pinned by the caller: moved in here, it took a second place in the task's
     /// state (about 2 KiB per connection: 8 MB of peak RSS at 4,096 connections).
+    /// The waiter itself is made only when `fut` first waits (a thread's sole connection's
+    /// event mostly does not): the stop is this thread's, so it cannot come between the check of
+    /// the flag and the waiter's creation, which sees every `notify_waiters` after it.
     pub async fn unless_stopped<F: Future>(&self, mut fut: Pin<&mut F>) -> Option<F::Output> {
-        // Created first: a `notify_waiters` from now on makes it ready, even before its first poll.
-        let mut notified = pin!(self.0.notify.notified());
+        let mut notified = pin!(None);
         let mut registered: Option<Waker> = None;
         poll_fn(|cx| {
             if let Poll::Ready(out) = fut.as_mut().poll(cx) {
@@ -100,7 +102,11 @@ impl LocalStop {
                 return Poll::Ready(None);
             }
             if !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                if notified.as_mut().poll(cx).is_ready() {
+                if notified.is_none() {
+                    notified.set(Some(self.0.notify.notified()));
+                }
+                let waiter = notified.as_mut().as_pin_mut().expect("the waiter was just made");
+                if waiter.poll(cx).is_ready() {
                     return Poll::Ready(None);
                 }
                 registered = Some(cx.waker().clone());

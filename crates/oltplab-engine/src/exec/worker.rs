@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::db::{ErrorAction, Fetch};
 use crate::driver::Conn;
 use crate::rand::Rng;
-use crate::stats::{EventClock, WorkerTotals};
+use crate::stats::{EventClock, Mono, WorkerTotals};
 use crate::workload::script::EventLane;
 use crate::workload::{EventCtx, ThreadState, WorkerInfo, WorkerState};
 
@@ -45,7 +45,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
     };
     // When this connection last became free (the end of its last event): lag beyond it is the
     // client's, not the server's.
-    let mut free_since = Instant::now();
+    let mut free_since = Mono::now();
     // The latest clock read: the deadline check needs no read of its own.
     let mut now = free_since;
     // Reused by every event, so that recording allocates nothing.
@@ -61,7 +61,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
                 biased;
                 () = stop.stopped() => break,
                 () = tokio::time::sleep_until(wake.into()) => {
-                    now = Instant::now();
+                    now = Mono::now();
                     continue;
                 }
             }
@@ -81,7 +81,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
                     () = stop.stopped() => break,
                     () = tokio::time::sleep_until(t.into()) => {}
                 }
-                Some(t)
+                Some(Mono::of(t))
             }
         };
         if let Some(wait) = shared.workload.pause(&mut state, &mut rng) {
@@ -119,7 +119,7 @@ pub async fn run_worker(shared: Arc<Shared>, worker: Worker) -> (WorkerTotals, C
         totals.events += recorded.events;
         totals.latency_sum_ns += recorded.latency_sum_ns;
         // The end of the event's last statement (the work after it takes nanoseconds).
-        let end = if outcome.is_some() { ctx.clock.last() } else { Instant::now() };
+        let end = if outcome.is_some() { ctx.clock.last() } else { Mono::now() };
         let timing = event_timing(intended, start, end, free_since);
         free_since = end;
         now = end;

@@ -9,7 +9,7 @@ mod recorder;
 mod summary;
 mod totals;
 
-pub use clock::{epoch_s, EventClock};
+pub use clock::{clock_ns, epoch_s, EventClock, Mono};
 pub use histogram::{encode_base64, new_histogram, sysbench_buckets_ms, Histogram, HIGHEST_NS};
 pub use merge::{merge_encoded, Decoder, Merged};
 pub use recorder::{Counts, EventTiming, Recorders, Snapshot, LATE_NS};

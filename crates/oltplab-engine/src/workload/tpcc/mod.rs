@@ -172,8 +172,7 @@ impl Tpcc {
     pub async fn event(&self, ctx: &mut EventCtx<'_>, st: &mut TpccState) -> DbResult<()> {
         let (ty, input) = if let Some((ty, input)) = st.pending.take() {
             // The previous attempt failed and was rolled back: one error of this type.
-            let spent = ctx.clock.last().saturating_duration_since(ctx.clock.started());
-            ctx.stmt_latencies_ns.push((ERROR_KIND + ty as usize, spent.as_nanos() as u64));
+            ctx.stmt_latencies_ns.push((ERROR_KIND + ty as usize, ctx.clock.elapsed_ns()));
             st.session_ready = false;
             (ty, input)
         } else {
@@ -197,7 +196,7 @@ impl Tpcc {
                 return Err(e);
             }
         };
-        let latency_ns = ctx.clock.last().saturating_duration_since(ctx.clock.started()).as_nanos() as u64;
+        let latency_ns = ctx.clock.elapsed_ns();
         ctx.stmt_latencies_ns.push((ty as usize, latency_ns));
         match outcome {
             Outcome::RolledBack => ctx.stmt_latencies_ns.push((ROLLBACK_KIND, latency_ns)),
