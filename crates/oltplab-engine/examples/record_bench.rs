@@ -34,7 +34,7 @@ fn one_round(statements: usize, kinds: usize) -> f64 {
             // The statement would run here.
             latencies.push((s % kinds, clock.lap_ns()));
         }
-        let ns = (clock.last() - clock.started()).as_nanos() as u64;
+        let ns = clock.elapsed_ns();
         let timing = EventTiming { response_ns: ns, service_ns: ns, lag_ns: 0, client_lag_ns: 0 };
         black_box(recorders.record_event(0, timing, black_box(tally), &latencies));
     }

@@ -133,13 +133,14 @@ mod tests {
 
     #[test]
     fn instants_map_onto_the_clock_with_their_distances() {
-        let t = Instant::now();
-        let (earlier, later) = (Mono::of(t - Duration::from_millis(3)), Mono::of(t + Duration::from_millis(5)));
+        // The anchor is taken by the first conversion: then one instant before it, one after.
+        let (before, mapped, after) = (Mono::now(), Mono::of(Instant::now()), Mono::now());
+        assert!(before.ns_since(mapped) < 1_000_000 && mapped.ns_since(after) < 1_000_000);
+        let now = Instant::now();
+        let earlier = Mono::of(now.checked_sub(Duration::from_millis(3)).expect("the machine is up"));
+        let later = Mono::of(now + Duration::from_millis(5));
         // Exact up to the rounding of each conversion to whole nanoseconds.
         assert!(later.ns_since(earlier).abs_diff(8_000_000) <= 1, "{later:?} {earlier:?}");
         assert_eq!(earlier.ns_since(later), 0);
-        // The same moment on both clocks, up to the time between the reads.
-        let (before, mapped, after) = (Mono::now(), Mono::of(Instant::now()), Mono::now());
-        assert!(before.ns_since(mapped) < 1_000_000 && mapped.ns_since(after) < 1_000_000);
     }
 }
