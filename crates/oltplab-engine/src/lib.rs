@@ -2,6 +2,7 @@
 //! executor and HdrHistogram recorders. Pure Rust: it knows nothing of Python.
 //! One JSON spec goes in, progress events and one result document come out.
 
+pub mod boxed;
 pub mod catalog;
 pub mod db;
 pub mod driver;

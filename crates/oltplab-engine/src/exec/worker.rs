@@ -177,7 +177,7 @@ async fn run_event(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerSt
             ErrorAction::Reconnect => {
                 shared.recorders.record_error(recorder_lane, &e.code, true);
                 // Boxed as in the workload's reconnect: rare, and large.
-                if !Box::pin(reconnect(ctx.conn, &shared.stop, shared.deadline)).await {
+                if !crate::boxed::boxed(|| reconnect(ctx.conn, &shared.stop, shared.deadline)).await {
                     // The server is still down when the run ends: give the event up (not counted).
                     return false;
                 }

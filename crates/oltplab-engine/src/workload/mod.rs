@@ -222,18 +222,19 @@ impl Workload {
 
     /// One sysbench event. A [`DbError`] is returned as is: the executor rolls back and retries.
     pub async fn event(&self, ctx: &mut EventCtx<'_>, state: &mut WorkerState) -> DbResult<()> {
-        // TPC-C's and a script's events are boxed: their states (TPC-C's alone was 800 B more
-        // than the OLTP event's) would otherwise widen every connection's task, and the point
-        // select's state would spread over more cache lines (docs/performance-engine.md).
+        // TPC-C's and a script's events are boxed (a script's by its trait), out of line: their
+        // states (TPC-C's alone was 800 B more than the OLTP event's) would otherwise widen
+        // every connection's task and this function's frame, and the point select's state and
+        // stack would spread over more cache lines (docs/performance-engine.md).
         match (self, state) {
             (Workload::Oltp(w), WorkerState::Oltp(s)) => w.event(ctx, s).await,
             (Workload::BulkInsert(w), WorkerState::BulkInsert(s)) => w.event(ctx, s).await,
-            (Workload::Tpcc(w), WorkerState::Tpcc(s)) => Box::pin(w.event(ctx, s)).await,
+            (Workload::Tpcc(w), WorkerState::Tpcc(s)) => crate::boxed::boxed(|| w.event(ctx, s)).await,
             (Workload::Script(_), WorkerState::Script(s)) => {
                 // An event without a blocking call (bulk_insert.lua's, until its buffer fills)
                 // never yields: without consume_budget, one connection would run every event
                 // of its engine thread, where sysbench's OS threads share the time.
-                let done = Box::pin(s.0.event()).await;
+                let done = s.0.event().await;
                 ctx.clock.lap_ns(); // the event's end
                 tokio::task::coop::consume_budget().await;
                 done.map(|e| script_done(ctx, e))
