@@ -127,3 +127,20 @@ def test_life_of_a_second_server(postgres: PostgresServer, server_dir: Path) -> 
     finally:
         server.stop()
     assert started_s < 30, f"PostgreSQL took {started_s:.1f} s to start"
+
+
+def test_md5_passwords_are_stored_and_asked_for_as_md5(server_dir: Path) -> None:
+    variables = {**SMALL, "password_encryption": "md5"}
+    server = PostgresServer(server_dir, ServerSettings(max_connections=20, variables=variables))
+    server.start()
+    try:
+        stored = server.query(f"SELECT rolpassword FROM pg_authid WHERE rolname = '{server.user}'")
+        assert stored[0][0].startswith("md5"), stored
+        hba = (server.data_dir / "pg_hba.conf").read_text()
+        assert "host all all 127.0.0.1/32 md5" in hba
+        assert "scram" not in hba
+        for url in (server.url, server.socket_url):
+            assert psql_cli(url, "SELECT 1").stdout.strip() == "1"
+            assert psql_cli(url.replace(server.password, "wrong"), "SELECT 1").returncode != 0
+    finally:
+        server.stop()
