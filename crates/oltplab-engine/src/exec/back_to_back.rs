@@ -4,10 +4,11 @@
 //! cost a Lua coroutine's yield and resume and a pass through that loop (docs/lua.md, "What it
 //! costs"). It checks and records exactly as the worker's loop does, with the same functions.
 
-use crate::stats::{Mono, Tally, WorkerTotals};
-use crate::workload::script::EventLane;
 use std::cell::Cell;
 use std::sync::Arc;
+
+use crate::stats::{Mono, Tally, WorkerTotals};
+use crate::workload::script::EventLane;
 
 use super::shared::{event_timing, record_event, Shared};
 

@@ -222,10 +222,10 @@ impl Workload {
 
     /// One sysbench event. A [`DbError`] is returned as is: the executor rolls back and retries.
     pub async fn event(&self, ctx: &mut EventCtx<'_>, state: &mut WorkerState) -> DbResult<()> {
-        // TPC-C's and a script's events are boxed (a script's by its trait), out of line: their
-        // states (TPC-C's alone was 800 B more than the OLTP event's) would otherwise widen
-        // every connection's task and this function's frame, and the point select's state and
-        // stack would spread over more cache lines (docs/performance-engine.md).
+        // TPC-C's and a script's events are boxed (a script's by its trait), TPC-C's out of
+        // line (`boxed.rs`): their states (TPC-C's alone was 800 B more than the OLTP event's)
+        // would otherwise widen every connection's task, and the point select's state would
+        // spread over more cache lines (docs/performance-engine.md).
         match (self, state) {
             (Workload::Oltp(w), WorkerState::Oltp(s)) => w.event(ctx, s).await,
             (Workload::BulkInsert(w), WorkerState::BulkInsert(s)) => w.event(ctx, s).await,
