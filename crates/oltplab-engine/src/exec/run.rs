@@ -272,8 +272,9 @@ fn report_abandoned(shared: &Shared, waiting: usize) {
             shared,
             format!(
                 "{waiting} connection(s) got no answer from the server for {} s after the run's end (the \
-                 server stalled, hung or was stopped); they were abandoned, and their transactions in flight \
-                 are not in the results, so the latencies miss the slowest ones",
+                 server stalled, hung or was stopped, or its transactions take longer than that: fewer \
+                 connections or a longer --time); they were abandoned, and their transactions in flight are \
+                 not in the results, so the latencies miss the slowest ones",
                 END_GRACE.as_secs()
             ),
         );
