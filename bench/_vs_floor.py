@@ -1,11 +1,12 @@
-"""The floor client (bench/floor/floor_client.c) as a third tool of vs_sysbench.py --floor: the
-point select reduced to one send(2) and a blocking recv(2) per statement, with next to nothing
-else, so that its CPU per statement is what any client making those calls pays, measured in
-the same pairs as oltplab and sysbench."""
+"""The floor client (bench/floor/floor_client.c) as a third tool of vs_sysbench.py --floor:
+oltp_point_select and oltp_read_only reduced to one send(2) and the recv(2) of its reply per
+statement, with next to nothing else, so that its CPU per transaction is what any client making
+those calls pays, measured in the same pairs as oltplab and sysbench."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,13 +19,23 @@ from _vs_run import Run
 
 FLOOR = "floor"
 SOURCE = Path(__file__).resolve().parent / "floor" / "floor_client.c"
-# The one workload it runs: each transaction one statement, so a statement's floor is read
-# off directly.
-WORKLOAD = "oltp_point_select"
+# The workloads it runs, with sysbench's default options.
+WORKLOADS = ("oltp_point_select", "oltp_read_only")
+# Up to this many connections a thread each, blocking in recv(2), beyond it epoll threads: as
+# oltplab's engine threads (crates/oltplab-engine/src/exec/runtime.rs).
+THREAD_PER_CONNECTION_UP_TO = 64
 
 
 def runs_floor(workload: str) -> bool:
-    return workload == WORKLOAD
+    return workload in WORKLOADS
+
+
+def floor_args(threads: int) -> list[str]:
+    """How the floor waits at `threads` connections: as oltplab does at that many, a thread per
+    connection or one epoll thread per 4 cores."""
+    if threads <= THREAD_PER_CONNECTION_UP_TO:
+        return []
+    return [f"--event-threads={-(-(os.cpu_count() or 1) // 4)}"]
 
 
 def floor_binary(base_dir: Path) -> Path:
@@ -84,14 +95,14 @@ def floor_table(runs: Sequence[Run]) -> str:
             cpu = median([ratio(t.cpu_per_txn_us, f.cpu_per_txn_us) for t, f in both])
             user = median([ratio(t.user_per_txn_us, f.user_per_txn_us) for t, f in both])
             cells.append(f"{fmt(cpu, '.2f')} · {fmt(user, '.2f')}")
-        rows.append(f"| {engine} | {threads:,} | {transport} | {len(pairs)} | " + " | ".join(cells)
-                    + " |")  # fmt: skip
+        head = f"| {engine} | {workload} | {threads:,} | {transport} | {len(pairs)} | "
+        rows.append(head + " | ".join(cells) + " |")
     if not rows:
         return ""
     return (
-        "The floor client (bench/floor/floor_client.c: one send and one blocking recv per point "
-        "select, nothing else), medians of the pairs\n\n"
-        "| server | threads | over | pairs | floor CPU/statement µs (user + kernel) | "
+        "The floor client (bench/floor/floor_client.c: one send and the recv of its reply per "
+        "statement, nothing else), medians of the pairs\n\n"
+        "| server | workload | threads | over | pairs | floor CPU/txn µs (user + kernel) | "
         "oltplab / floor: CPU · user | sysbench / floor: CPU · user |\n"
-        "|---|--:|---|--:|---|---|---|\n" + "\n".join(rows) + "\n"
+        "|---|---|--:|---|--:|---|---|---|\n" + "\n".join(rows) + "\n"
     )

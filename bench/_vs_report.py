@@ -199,7 +199,7 @@ def docs_block(runs: Sequence[Run], prepares: Sequence[Run], facts: dict[str, An
         f"{facts['sysbench']}; {versions}. Run data: {facts['tables']} x "
         f"{facts['table_size']:,}-row tables loaded once per server; {facts['time_s']:g} s per "
         f"run, {facts['pairs']} pairs (oltplab then sysbench"
-        f"{', then the floor client on the point-select rows' if facts.get('floor') else ''}) "
+        f"{', then the floor client on its rows' if facts.get('floor') else ''}) "
         "per configuration, loopback TCP "
         "unless the row says socket (pinned: apart from the server), "
         f"prepared statements, every other option at its default (both tools: the same). Server "

@@ -12,7 +12,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from _common import host_busy_pct, oltplab_argv, wait_idle
-from _vs_floor import FLOOR, parse_floor
+from _vs_floor import FLOOR, floor_args, parse_floor
 from _vs_pin import client_prefix, pinned_apart
 from _vs_run import Run
 from _vs_server import counter_deltas, server_counters, server_cpu_total_s
@@ -148,7 +148,8 @@ def run_once(
     if tool == SYSBENCH:
         argv = [SYSBENCH, workload, *sysbench_db_args(server, transport), *common, "run"]
     elif tool == FLOOR:  # sysbench's options: it takes them
-        argv = [str(args.floor_binary), workload, *sysbench_db_args(server, transport), *common]
+        argv = [str(args.floor_binary), workload, *sysbench_db_args(server, transport), *common,
+                *floor_args(threads)]  # fmt: skip
     else:
         url = oltplab_url(server, transport)
         what = native_of(workload) if tool == NATIVE else workload

@@ -132,9 +132,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )  # fmt: skip
     ap.add_argument(
         "--floor", action="store_true",
-        help="also run the floor client (bench/floor/floor_client.c: one send and one blocking "
-        "recv per point select, nothing else) after sysbench in each pair of the "
-        "oltp_point_select configurations",
+        help="also run the floor client (bench/floor/floor_client.c: one send and the recv of "
+        "its reply per statement, nothing else) after sysbench in each pair of the "
+        "oltp_point_select and oltp_read_only configurations",
     )  # fmt: skip
     ap.add_argument("--no-sysbench", action="store_true",
                     help="run oltplab only (with --before: before and after)")  # fmt: skip

@@ -1,7 +1,8 @@
 """bench/floor/floor_client.c, compiled as vs_sysbench.py --floor compiles it, against the
-session's MariaDB and PostgreSQL: it runs point selects for its time and stops, and the server
-executed at least the statements it counted (a reply walked wrong would desynchronise the
-connection, and the next reply would fail or hang it)."""
+session's MariaDB and PostgreSQL: it runs point selects and read-only transactions for its time
+and stops, waiting in each of its ways, and the server executed at least the statements it
+counted (a reply walked wrong would desynchronise the connection, and the next reply would fail
+or hang it)."""
 
 import json
 import os
@@ -25,24 +26,26 @@ DATA = ["--tables=2", "--table-size=100"]
 def _prepare(server: ManagedServer) -> None:
     """The tables, loaded afresh (an earlier test of the module may have left them)."""
     for command in ("cleanup", "prepare"):
-        argv = [sys.executable, "-m", "oltplab", command, "oltp_point_select", f"--db={server.url}"]
+        argv = [sys.executable, "-m", "oltplab", command, "oltp_read_only", f"--db={server.url}"]
         done = subprocess.run([*argv, *DATA], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
 
 
 def _executed(server: ManagedServer) -> int:
-    """The server's statement executions so far (every session's)."""
+    """The server's statement executions (MariaDB) or committed transactions (PostgreSQL) so
+    far, every session's."""
     if isinstance(server, MariaDBServer):
         return int(server.query("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0][1])
     sql = f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{server.database}'"
     return int(server.query(sql)[0][0])
 
 
-def _floor(server: ManagedServer, tmp_path: Path, calls: str) -> dict[str, float]:
+def _floor(server: ManagedServer, tmp_path: Path, workload: str, wait: str) -> dict[str, float]:
     binary = floor_binary(tmp_path)
-    argv = [str(binary), "oltp_point_select", *sysbench_db_args(server), *DATA, "--threads=2",
-            "--time=1", "--report-interval=0", "--percentile=95"]  # fmt: skip
-    env = os.environ | {"FLOOR_CALLS": calls}
+    how = ["--threads=8", "--event-threads=1"] if wait == "epoll" else ["--threads=2"]
+    argv = [str(binary), workload, *sysbench_db_args(server), *DATA, *how, "--time=1",
+            "--report-interval=0", "--percentile=95"]  # fmt: skip
+    env = os.environ | {"FLOOR_CALLS": wait}
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -51,25 +54,38 @@ def _floor(server: ManagedServer, tmp_path: Path, calls: str) -> dict[str, float
     return out
 
 
-@pytest.mark.parametrize("calls", ["blocking", "library"])
+@pytest.mark.parametrize(
+    ("workload", "wait"),
+    [
+        ("oltp_point_select", "blocking"),
+        ("oltp_point_select", "library"),
+        ("oltp_read_only", "blocking"),
+        ("oltp_read_only", "epoll"),
+    ],
+)
 @pytest.mark.parametrize("which", ["mariadb", "postgres"])
-def test_the_floor_client_runs_point_selects_the_server_executes(
-    which: str, calls: str, request: pytest.FixtureRequest, tmp_path: Path
+def test_the_floor_client_runs_transactions_the_server_executes(
+    which: str, workload: str, wait: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    """Both ways of waiting: a blocking recv(2), and the vendor library's calls
-    (FLOOR_CALLS=library: a non-blocking socket, poll(2) when a read finds nothing)."""
+    """Each way of waiting: a blocking recv(2) per connection, the vendor library's calls
+    (FLOOR_CALLS=library: a non-blocking socket, poll(2) when a read finds nothing), and one
+    thread waiting for all its connections in epoll_wait(2) (--event-threads)."""
     server: ManagedServer = request.getfixturevalue(f"{which}_empty_db")
     _prepare(server)
     before = _executed(server)
-    out = _floor(server, tmp_path, calls)
-    assert out["transactions"] > 100, out
+    out = _floor(server, tmp_path, workload, wait)
+    assert out["transactions"] > 20, out
+    # A read-only transaction is 16 statements (BEGIN, 10 point selects, 4 ranges, COMMIT),
+    # and on PostgreSQL one commit.
+    per_txn = 16 if workload == "oltp_read_only" and isinstance(server, MariaDBServer) else 1
     assert 0.9 < out["seconds"] < 5, out
     assert out["kernel_s"] > 0, out  # its own CPU over the load: the sends and receives
     # PostgreSQL counts a backend's transactions when it reports them (at its exit at the latest).
     deadline = time.monotonic() + 10
-    while _executed(server) - before < out["transactions"] and time.monotonic() < deadline:
+    expected = per_txn * out["transactions"]
+    while _executed(server) - before < expected and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _executed(server) - before >= out["transactions"]
+    assert _executed(server) - before >= expected
 
 
 def test_a_wrong_option_is_one_line_and_exit_1(tmp_path: Path) -> None:
@@ -78,7 +94,7 @@ def test_a_wrong_option_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.strip() == (
         "floor_client: --bogus=1: not an option of the floor client "
-        "(it runs oltp_point_select only)"
+        "(it runs oltp_point_select and oltp_read_only)"
     )
 
 
