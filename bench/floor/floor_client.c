@@ -383,7 +383,9 @@ static void *connection_thread(void *arg) {
   pthread_barrier_wait(&begin);
   unsigned char request[REQUEST_BYTES];
   long long done = 0;
-  while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+  /* The transaction under way when the time is up is finished, as sysbench finishes it: a
+   * transaction's CPU is then that of its whole statements. */
+  while (c->step > 0 || !atomic_load_explicit(&stop, memory_order_relaxed)) {
     send_all(c->fd, request, request_of(c, request));
     c->have = read_reply(c->fd, c->reply, opt.mysql ? mysql_complete : pg_complete);
     done += advance(c);
@@ -405,11 +407,13 @@ static void *event_thread(void *arg) {
   }
   pthread_barrier_wait(&begin);
   unsigned char request[REQUEST_BYTES];
-  for (int i = (int)(intptr_t)arg; i < opt.threads; i += event_threads)
+  int busy = 0; /* connections with a statement out */
+  for (int i = (int)(intptr_t)arg; i < opt.threads; i += event_threads, busy++)
     send_all(conns[i].fd, request, request_of(&conns[i], request));
   struct epoll_event ready[256];
   long long done = 0;
-  while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+  /* Once the time is up, each connection finishes its transaction and sends nothing more. */
+  while (busy > 0) {
     int n = epoll_wait(ep, ready, 256, 100);
     if (n < 0 && errno != EINTR) die("epoll_wait", strerror(errno));
     for (int k = 0; k < n; k++) {
@@ -420,7 +424,10 @@ static void *event_thread(void *arg) {
       c->have += (size_t)got;
       if (!complete(c)) continue;
       done += advance(c);
-      send_all(c->fd, request, request_of(c, request));
+      if (c->step == 0 && atomic_load_explicit(&stop, memory_order_relaxed))
+        busy--;
+      else
+        send_all(c->fd, request, request_of(c, request));
     }
   }
   atomic_fetch_add(&transactions, done);
