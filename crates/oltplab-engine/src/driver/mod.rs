@@ -32,12 +32,27 @@ pub use target::{MysqlTarget, PostgresTarget, PsMode, SqliteTarget, Target, Targ
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::db::{DbResult, Dialect, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
+use crate::db::{DbError, DbResult, Dialect, Fetch, QueryResult, ServerInfo, ServerLimits, StmtId, Value};
 use crate::error::Result;
 
 /// How long a connection's goodbye (`COM_QUIT`, `Terminate`) may take, at the end of a run or
 /// before a `--reconnect`: a server that does not answer holds nothing up for longer.
 const QUIT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What [`Conn::execute_now`] did.
+pub enum Now {
+    /// The statement ran: its result.
+    Done(DbResult<QueryResult>),
+    /// It was sent, or partly, and its reply is not all there: [`Conn::finish`] awaits the rest.
+    Wait(Pending),
+    /// Nothing was done: [`Conn::execute`] runs it.
+    Later,
+}
+
+/// A statement's state between [`Conn::execute_now`] and [`Conn::finish`].
+pub enum Pending {
+    Mysql(mysql::Pending),
+}
 
 /// One open connection to the target.
 pub enum Conn {
@@ -103,6 +118,24 @@ impl Conn {
             Conn::Mysql(c) => c.execute(id, params, fetch).await,
             Conn::Postgres(c) => c.execute(id, params, fetch).await,
             Conn::Fake(c) => c.execute(id, params, fetch).await,
+        }
+    }
+
+    /// A prepared statement run as far as it goes without an await: on a thread's sole
+    /// connection (`reply_wait.rs`) that is mostly the whole statement, without the futures of
+    /// [`Conn::execute`]. What it returns says how to go on.
+    pub fn execute_now(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> Now {
+        match self {
+            Conn::Mysql(c) => c.execute_now(id, params, fetch),
+            Conn::Sqlite(_) | Conn::Postgres(_) | Conn::Fake(_) => Now::Later,
+        }
+    }
+
+    /// The rest of a statement [`Conn::execute_now`] began.
+    pub async fn finish(&mut self, pending: Pending) -> DbResult<QueryResult> {
+        match (self, pending) {
+            (Conn::Mysql(c), Pending::Mysql(p)) => c.finish(p).await,
+            (_, _) => Err(DbError::fatal("OLTPLAB", "a statement finished on another driver's connection")),
         }
     }
 

@@ -165,7 +165,7 @@ pub async fn write_all<S: AsFd + AsyncWrite + Unpin>(socket: &mut S, buf: &[u8])
 }
 
 /// How many bytes of `buf` `socket` took at once (0: it takes none now).
-fn send_soon(socket: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+pub fn send_soon(socket: impl AsFd, buf: &[u8]) -> io::Result<usize> {
     match send(socket.as_fd(), buf, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
         Ok(sent) => Ok(sent),
         Err(Errno::AGAIN | Errno::INTR) => Ok(0),

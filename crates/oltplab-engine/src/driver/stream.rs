@@ -57,6 +57,16 @@ impl Stream {
         }
     }
 
+    /// How much of `buf` the socket takes at once, in a plain `send(2)` (none over TLS, whose
+    /// records the runtime writes).
+    pub fn send_now(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => reply_wait::send_soon(&*s, buf),
+            Stream::Unix(s) => reply_wait::send_soon(&*s, buf),
+            Stream::Tls(_) => Ok(0),
+        }
+    }
+
     /// What arrives next, waited for outside the runtime (`driver/reply_wait.rs`): in `recv(2)`
     /// over TCP, in `poll(2)` on a Unix socket; `None`: read through the runtime.
     pub fn read_soon<B: BufMut>(&mut self, buf: &mut B) -> Option<io::Result<usize>> {

@@ -157,6 +157,10 @@ async fn finish(shared: &Shared, ctx: &mut EventCtx<'_>, state: &mut WorkerState
 
 /// Errors the workload handled itself (a script's restarted events) count as the run's errors.
 fn record_handled(shared: &Shared, ctx: &mut EventCtx<'_>, recorder_lane: usize) {
+    // Mostly none: an empty list's drain still cost 28 instructions per event.
+    if ctx.handled_errors.is_empty() {
+        return;
+    }
     for (code, reconnect) in ctx.handled_errors.drain(..) {
         shared.recorders.record_error(recorder_lane, &code, reconnect);
     }

@@ -2,7 +2,7 @@
 //! helpers that time and classify each statement as sysbench counts them.
 
 use crate::db::{DbResult, Fetch, QueryResult, StmtId, Value};
-use crate::driver::Conn;
+use crate::driver::{Conn, Now};
 use crate::rand::Rng;
 use crate::stats::{EventClock, Tally};
 
@@ -82,7 +82,13 @@ impl<'a> EventCtx<'a> {
     }
 
     async fn run(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> DbResult<QueryResult> {
-        let result = self.conn.execute(id, params, fetch).await;
+        // A thread's sole connection mostly completes the statement here, without awaiting the
+        // driver's futures (docs/performance-engine.md, "A statement without a future").
+        let result = match self.conn.execute_now(id, params, fetch) {
+            Now::Done(result) => result,
+            Now::Wait(pending) => self.conn.finish(pending).await,
+            Now::Later => self.conn.execute(id, params, fetch).await,
+        };
         self.finish(self.stmt_kinds[id.0], &result);
         result
     }

@@ -22,10 +22,11 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use self::connect::{ConnectOpts, ReopenError};
 use self::errors::{db_error, reconnect_error, Error, CR_CONN_HOST_ERROR};
-use self::session::{Done, Prepared, Session};
+pub use self::session::Pending;
+use self::session::{Done, Executing, Prepared, Session};
 use super::share::share_equal;
 use super::target::{MysqlTarget, PsMode};
-use super::QUIT_TIMEOUT;
+use super::{Now, QUIT_TIMEOUT};
 use crate::db::{
     DbError, DbResult, ErrorAction, Fetch, QueryClass, QueryResult, ServerInfo, ServerLimits, StmtId, Value,
 };
@@ -141,6 +142,27 @@ impl MysqlConn {
             }
         };
         outcome.map(|done| query_result(done, rows)).map_err(|e| db_error(&e, self.ignore.as_deref()))
+    }
+
+    /// [`MysqlConn::execute`] as far as it goes without an await (`Session::execute_now`):
+    /// prepared statements whose rows are dropped; the others are left to `execute`.
+    pub fn execute_now(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> Now {
+        let (Some(session), Some(stmt)) = (self.session.as_mut(), self.stmts.get(id.0)) else { return Now::Later };
+        if fetch == Fetch::Rows || self.ps_mode != PsMode::Auto {
+            return Now::Later;
+        }
+        match session.execute_now(stmt, params) {
+            Ok(Executing::Done(done)) => Now::Done(Ok(query_result(done, Vec::new()))),
+            Ok(Executing::Wait(pending)) => Now::Wait(super::Pending::Mysql(pending)),
+            Err(e) => Now::Done(Err(db_error(&e, self.ignore.as_deref()))),
+        }
+    }
+
+    /// The rest of a statement [`MysqlConn::execute_now`] began.
+    pub async fn finish(&mut self, pending: Pending) -> DbResult<QueryResult> {
+        let session = self.session.as_mut().ok_or_else(gone)?;
+        let outcome = session.finish(pending).await;
+        outcome.map(|done| query_result(done, Vec::new())).map_err(|e| db_error(&e, self.ignore.as_deref()))
     }
 
     pub async fn query(&mut self, sql: &str, fetch: Fetch) -> DbResult<QueryResult> {
@@ -316,6 +338,45 @@ mod tests {
             let r = conn.execute(StmtId(id), &[Value::Int(7)], Fetch::Rows).await.unwrap();
             assert_eq!(r.rows, [[Value::Int(want)]]);
         }
+    }
+
+    /// A thread's sole connection runs a statement in `execute_now`, reply and errors included,
+    /// and the connection stays in step for the next; a connection that waits through the
+    /// runtime gets it pending and `finish`es it; rows kept are left to `execute`.
+    #[tokio::test]
+    async fn a_sole_connection_runs_a_statement_without_an_await() {
+        use crate::driver::reply_wait::{Doorbell, SoleConnection};
+        use crate::driver::Now;
+        let Some(url) = std::env::var("OLTPLAB_TEST_MYSQL_URL").ok().filter(|u| !u.is_empty()) else {
+            return eprintln!("note: OLTPLAB_TEST_MYSQL_URL is not set; skipping this server test");
+        };
+        let Ok(Target::Mysql(target)) = Target::parse(&url, &TargetOptions::default()) else {
+            panic!("not a MySQL URL: {url}")
+        };
+        let mut conn = MysqlConn::open(&target).await.unwrap();
+        // ER_SUBQUERY_NO_1_ROW (1242) at execution, not at the prepare.
+        conn.prepare(&["SELECT ? + 1".to_string(), "SELECT ? > (SELECT 1 UNION SELECT 2)".to_string()]).await.unwrap();
+        let one = [Value::Int(7)];
+
+        let Now::Wait(crate::driver::Pending::Mysql(pending)) = conn.execute_now(StmtId(0), &one, Fetch::Discard)
+        else {
+            panic!("without the claim the reply is waited for by the runtime")
+        };
+        assert_eq!(conn.finish(pending).await.unwrap().row_count, 1);
+        assert!(matches!(conn.execute_now(StmtId(0), &one, Fetch::Rows), Now::Later));
+
+        let sole = SoleConnection::claim(&Doorbell::new().unwrap());
+        for _ in 0..3 {
+            let Now::Done(Ok(r)) = conn.execute_now(StmtId(0), &one, Fetch::Discard) else {
+                panic!("a sole connection's statement is done at once")
+            };
+            assert_eq!((r.row_count, r.columns), (1, 1));
+            let Now::Done(Err(e)) = conn.execute_now(StmtId(1), &one, Fetch::Discard) else { panic!("its error too") };
+            assert_eq!(e.code, "1242", "{e}");
+        }
+        drop(sole);
+        let r = conn.execute(StmtId(0), &one, Fetch::Rows).await.unwrap();
+        assert_eq!(r.rows, [[Value::Int(8)]]);
     }
 
     /// A MariaDB server sends a prepared statement's result columns again only when they changed

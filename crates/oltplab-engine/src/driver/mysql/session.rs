@@ -30,6 +30,21 @@ const BITMAP_AT: usize = 10;
 /// `LOAD DATA LOCAL INFILE`'s data goes in packets of this size (each a write).
 const INFILE_CHUNK_BYTES: usize = 60 * 1024;
 
+/// An execution begun by [`Session::execute_now`].
+pub enum Executing {
+    Done(Done),
+    /// Sent, or partly; its reply not all there: [`Session::finish`] awaits the rest.
+    Wait(Pending),
+}
+
+/// An execution's state between [`Session::execute_now`] and [`Session::finish`].
+pub struct Pending {
+    reply: Reply,
+    stmt: u32,
+    /// The server asked for a file (`LOAD DATA LOCAL INFILE`), to be answered with none.
+    infile_asked: bool,
+}
+
 /// One authenticated connection.
 pub struct Session {
     wire: Wire,
@@ -170,26 +185,61 @@ impl Session {
         params: &[Value],
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> Result<Done, Error> {
-        if params.len() != stmt.params {
-            return Err(Error::Client(format!(
-                "a prepared statement takes {} parameters, {} given",
-                stmt.params,
-                params.len()
-            )));
-        }
-        // Only rows kept are decoded, and only they need the columns.
-        let cached = match &keep {
-            Some(_) if self.cache_metadata => Some(self.columns_of(stmt)?),
-            _ => None,
+        let Some(keep) = keep else {
+            return match self.execute_now(stmt, params)? {
+                Executing::Done(done) => Ok(done),
+                Executing::Wait(pending) => self.finish(pending).await,
+            };
         };
+        stmt.check(params)?;
+        // Only rows kept are decoded, and only they need the columns.
+        let cached = if self.cache_metadata { Some(self.columns_of(stmt)?) } else { None };
         stmt.encode(self.wire.command(), params);
         self.wire.send().await?;
         let mut reply = self.reply(true, cached);
-        let done = self.read_result(&mut reply, keep, None).await?;
-        if let Some(defs) = reply.resent_defs() {
-            self.resent.insert(stmt.id, defs);
+        let done = self.read_result(&mut reply, Some(keep), None).await?;
+        Ok(self.executed(stmt.id, &mut reply, done))
+    }
+
+    /// `COM_STMT_EXECUTE` with `params`, its rows dropped, as far as it goes without an await: a
+    /// thread's sole connection sends in `send(2)` and waits for the reply in `recv(2)`, so its
+    /// statements are done here, without the futures of [`Session::execute`] around them
+    /// (docs/performance-engine.md, "A statement without a future").
+    pub fn execute_now(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Executing, Error> {
+        stmt.check(params)?;
+        stmt.encode(self.wire.command(), params);
+        let mut pending = Pending { reply: self.reply(true, None), stmt: stmt.id, infile_asked: false };
+        if self.wire.send_now()? {
+            match self.wire.walk_now(|packet| pending.reply.walk(packet, None).map(Step::end)) {
+                Some(Ok(Step::Done(done))) => {
+                    self.wire.relax();
+                    return Ok(Executing::Done(self.executed(stmt.id, &mut pending.reply, done)));
+                }
+                Some(Ok(_)) => pending.infile_asked = true,
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
         }
-        Ok(done)
+        Ok(Executing::Wait(pending))
+    }
+
+    /// The rest of an execution [`Session::execute_now`] began: what the socket did not take,
+    /// and the reply from where its walk stopped.
+    pub async fn finish(&mut self, mut pending: Pending) -> Result<Done, Error> {
+        self.wire.send_rest().await?;
+        if pending.infile_asked {
+            self.send_infile(None).await?;
+        }
+        let done = self.read_result(&mut pending.reply, None, None).await?;
+        Ok(self.executed(pending.stmt, &mut pending.reply, done))
+    }
+
+    /// An execution's end: definitions it sent again are kept for the statement's next ones.
+    fn executed(&mut self, stmt: u32, reply: &mut Reply, done: Done) -> Done {
+        if let Some(defs) = reply.resent_defs() {
+            self.resent.insert(stmt, defs);
+        }
+        done
     }
 
     /// The columns `stmt`'s result had when it last sent them.
@@ -243,6 +293,13 @@ impl Session {
 }
 
 impl Prepared {
+    fn check(&self, params: &[Value]) -> Result<(), Error> {
+        if params.len() == self.params {
+            return Ok(());
+        }
+        Err(Error::Client(format!("a prepared statement takes {} parameters, {} given", self.params, params.len())))
+    }
+
     /// Writes the execute packet: the kept head when the parameters' types and NULLs match it
     /// (else a head of their own), then the values.
     fn encode(&self, out: &mut Vec<u8>, params: &[Value]) {

@@ -102,6 +102,28 @@ impl Wire {
         Ok(())
     }
 
+    /// [`Wire::send`] without an await: true when the socket took the whole request at once;
+    /// what it did not take (all of it over TLS) stays for [`Wire::send_rest`].
+    pub fn send_now(&mut self) -> Result<bool, Error> {
+        self.seal();
+        let sent = self.stream.send_now(&self.output)?;
+        if sent == self.output.len() {
+            self.sent();
+            return Ok(true);
+        }
+        self.output.drain(..sent);
+        Ok(false)
+    }
+
+    /// Sends what [`Wire::send_now`] left, if anything.
+    pub async fn send_rest(&mut self) -> Result<(), Error> {
+        if !self.output.is_empty() {
+            self.stream.send_all(&self.output).await?;
+            self.sent();
+        }
+        Ok(())
+    }
+
     /// Ends the packet being written: its header, or its split into packets of 16 MiB.
     fn seal(&mut self) {
         let payload = self.output.len() - self.packet_at - 4;
