@@ -52,6 +52,7 @@ pub enum Now {
 /// A statement's state between [`Conn::execute_now`] and [`Conn::finish`].
 pub enum Pending {
     Mysql(mysql::Pending),
+    Postgres(postgres::Pending),
 }
 
 /// One open connection to the target.
@@ -127,7 +128,8 @@ impl Conn {
     pub fn execute_now(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> Now {
         match self {
             Conn::Mysql(c) => c.execute_now(id, params, fetch),
-            Conn::Sqlite(_) | Conn::Postgres(_) | Conn::Fake(_) => Now::Later,
+            Conn::Postgres(c) => c.execute_now(id, params, fetch),
+            Conn::Sqlite(_) | Conn::Fake(_) => Now::Later,
         }
     }
 
@@ -135,6 +137,7 @@ impl Conn {
     pub async fn finish(&mut self, pending: Pending) -> DbResult<QueryResult> {
         match (self, pending) {
             (Conn::Mysql(c), Pending::Mysql(p)) => c.finish(p).await,
+            (Conn::Postgres(c), Pending::Postgres(p)) => c.finish(p).await,
             (_, _) => Err(DbError::fatal("OLTPLAB", "a statement finished on another driver's connection")),
         }
     }

@@ -14,7 +14,7 @@ use postgres_protocol::message::frontend;
 use super::errors::{PgError, ServerError};
 use super::sql::Template;
 use super::values::{binary_row, encode_param, text_row};
-use super::wire::Wire;
+use super::wire::{Frame, Wire};
 use crate::db::{DbError, Fetch, QueryClass, QueryResult, Value};
 use crate::driver::share::share_equal;
 
@@ -39,6 +39,13 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    fn check(&self, params: &[Value]) -> Result<(), PgError> {
+        if params.len() == self.params {
+            return Ok(());
+        }
+        Err(PgError::Protocol(format!("expected {} parameters but got {}", self.params, params.len())))
+    }
+
     fn new(name: String, params: usize, columns: Vec<u32>) -> Result<Self, PgError> {
         let count = u16::try_from(params)
             .map_err(|_| PgError::Protocol(format!("{params} parameters are more than a Bind message can carry")))?;
@@ -124,46 +131,131 @@ pub async fn prepare_all(
 /// rows (sysbench's `PGRES_TUPLES_OK`); otherwise rows affected decide between write and other.
 /// Every row is read off the wire, as sysbench reads its whole result.
 pub async fn execute(wire: &mut Wire, stmt: &Prepared, params: &[Value], fetch: Fetch) -> Result<QueryResult, PgError> {
-    if params.len() != stmt.params {
-        return Err(PgError::Protocol(format!("expected {} parameters but got {}", stmt.params, params.len())));
+    if fetch == Fetch::Discard {
+        match execute_now(wire, stmt, params)? {
+            Executing::Done(result) => return result,
+            Executing::Wait(pending) => return finish(wire, pending).await,
+            Executing::Later => {}
+        }
     }
+    stmt.check(params)?;
     wire.ready().await?;
     encode_bind_execute(&mut wire.out, stmt, params)?;
     wire.sync();
     wire.send().await?;
-
-    let reads = !stmt.columns.is_empty();
-    let class = if reads { QueryClass::Read } else { QueryClass::Other };
-    let mut out = QueryResult { class, columns: stmt.columns.len(), ..QueryResult::other() };
+    let keep = (fetch == Fetch::Rows).then_some(&stmt.columns[..]);
+    let mut reply = Reply::new(stmt);
     loop {
         let f = match wire.buffered()? {
             Ok(f) => f,
             Err(_) => wire.frame().await?,
         };
+        if let Some(end) = reply.read(wire, f, keep) {
+            return end;
+        }
+    }
+}
+
+/// An execution begun by [`execute_now`].
+pub enum Executing {
+    Done(Result<QueryResult, PgError>),
+    /// Sent, or partly; its reply not all there: [`finish`] awaits the rest.
+    Wait(Pending),
+    /// Not started: the connection must first read past an abandoned request's replies.
+    Later,
+}
+
+/// An execution's reply read so far, between [`execute_now`] and [`finish`].
+pub struct Pending(Reply);
+
+/// [`execute`] of a statement whose rows are dropped, as far as it goes without an await: a
+/// thread's sole connection sends in `send(2)` and waits for the reply in `recv(2)`, so its
+/// statements are done here (docs/performance-engine.md, "A statement without a future").
+pub fn execute_now(wire: &mut Wire, stmt: &Prepared, params: &[Value]) -> Result<Executing, PgError> {
+    if !wire.is_ready() {
+        return Ok(Executing::Later);
+    }
+    stmt.check(params)?;
+    encode_bind_execute(&mut wire.out, stmt, params)?;
+    wire.sync();
+    let mut reply = Reply::new(stmt);
+    if wire.send_now()? {
+        while let Some(f) = wire.frame_now()? {
+            if let Some(end) = reply.read(wire, f, None) {
+                return Ok(Executing::Done(end));
+            }
+        }
+    }
+    Ok(Executing::Wait(Pending(reply)))
+}
+
+/// The rest of an execution [`execute_now`] began: what the socket did not take, and the reply
+/// from where it stopped.
+pub async fn finish(wire: &mut Wire, Pending(mut reply): Pending) -> Result<QueryResult, PgError> {
+    wire.send_rest().await?;
+    loop {
+        let f = wire.frame().await?;
+        if let Some(end) = reply.read(wire, f, None) {
+            return end;
+        }
+    }
+}
+
+/// An execution's reply, one message at a time.
+struct Reply {
+    out: QueryResult,
+    reads: bool,
+    /// The server's error: the messages up to `ReadyForQuery` are read past, then it is returned.
+    failed: Option<ServerError>,
+}
+
+impl Reply {
+    fn new(stmt: &Prepared) -> Self {
+        let reads = !stmt.columns.is_empty();
+        let class = if reads { QueryClass::Read } else { QueryClass::Other };
+        Self { out: QueryResult { class, columns: stmt.columns.len(), ..QueryResult::other() }, reads, failed: None }
+    }
+
+    /// Takes the message `f` (rows decoded with `keep`'s column types when given); the result
+    /// once `ReadyForQuery` ends the reply.
+    fn read(&mut self, wire: &mut Wire, f: Frame, keep: Option<&[u32]>) -> Option<Result<QueryResult, PgError>> {
         match f.tag {
-            b'D' => {
-                out.row_count += 1;
-                if fetch == Fetch::Rows {
-                    out.rows.push(binary_row(wire.body(f), &stmt.columns).map_err(client)?);
+            b'D' if self.failed.is_none() => {
+                self.out.row_count += 1;
+                if let Some(columns) = keep {
+                    match binary_row(wire.body(f), columns) {
+                        Ok(row) => self.out.rows.push(row),
+                        Err(e) => return Some(Err(client(e))),
+                    }
                 }
             }
-            b'C' if !reads => {
-                out.row_count = rows_affected(wire.body(f));
-                if out.row_count > 0 {
-                    out.class = QueryClass::Write;
+            b'C' if !self.reads => {
+                self.out.row_count = rows_affected(wire.body(f));
+                if self.out.row_count > 0 {
+                    self.out.class = QueryClass::Write;
                 }
             }
             b'Z' => {
                 wire.consume(f);
-                return Ok(out);
+                return Some(match self.failed.take() {
+                    Some(e) => Err(PgError::Server(e)),
+                    None => Ok(std::mem::replace(&mut self.out, QueryResult::other())),
+                });
             }
-            b'E' => {
-                let e = wire.server_error(f)?;
-                return Err(wire.fail(e).await);
+            // The first error is the one returned (`server_error` consumes its message).
+            b'E' if self.failed.is_none() => {
+                return match wire.server_error(f) {
+                    Ok(e) => {
+                        self.failed = Some(e);
+                        None
+                    }
+                    Err(lost) => Some(Err(lost)),
+                };
             }
             _ => {}
         }
         wire.consume(f);
+        None
     }
 }
 

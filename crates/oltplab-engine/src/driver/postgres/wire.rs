@@ -72,6 +72,34 @@ impl Wire {
         Ok(())
     }
 
+    /// Whether a request can start without reading past an abandoned one's replies first
+    /// ([`Wire::ready`]).
+    pub fn is_ready(&self) -> bool {
+        self.unanswered == 0 && !self.broken
+    }
+
+    /// [`Wire::send`] without an await: true when the socket took the whole request at once;
+    /// what it did not take (all of it over TLS) stays for [`Wire::send_rest`].
+    pub fn send_now(&mut self) -> Result<bool, PgError> {
+        self.broken = true;
+        let sent = self.stream.send_now(&self.out)?;
+        if sent < self.out.len() {
+            self.out.advance(sent);
+            return Ok(false);
+        }
+        self.broken = false;
+        self.out.clear();
+        Ok(true)
+    }
+
+    /// Sends what [`Wire::send_now`] left, if anything.
+    pub async fn send_rest(&mut self) -> Result<(), PgError> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        self.send().await
+    }
+
     /// Writes `out` in one call (one `sendto` on a plain socket) and clears it.
     pub async fn send(&mut self) -> Result<(), PgError> {
         self.broken = true;
@@ -88,6 +116,21 @@ impl Wire {
             match self.buffered()? {
                 Ok(f) => return Ok(f),
                 Err(need) => self.fill(need).await?,
+            }
+        }
+    }
+
+    /// [`Wire::frame`] without an await: `None` when the socket must be awaited for it (on a
+    /// thread's sole connection a reply is waited for in `recv(2)`: `driver/reply_wait.rs`).
+    pub fn frame_now(&mut self) -> Result<Option<Frame>, PgError> {
+        loop {
+            match self.buffered()? {
+                Ok(f) => return Ok(Some(f)),
+                Err(need) => {
+                    if !self.fill_now(need)? {
+                        return Ok(None);
+                    }
+                }
             }
         }
     }
@@ -111,20 +154,38 @@ impl Wire {
 
     /// Reads until at least `need` bytes are buffered (one read when the reply is there).
     async fn fill(&mut self, need: usize) -> Result<(), PgError> {
-        while self.input.len() < need {
-            let want = (need - self.input.len()).max(READ_MIN_BYTES);
-            if self.input.capacity() - self.input.len() < want {
-                self.input.reserve(want);
-            }
-            let read = match self.stream.read_soon(&mut self.input) {
-                Some(read) => read?,
-                None => self.stream.read_buf(&mut self.input).await?,
-            };
-            if read == 0 {
+        while !self.fill_now(need)? {
+            self.make_room(need);
+            if self.stream.read_buf(&mut self.input).await? == 0 {
                 return Err(PgError::Closed);
             }
         }
         Ok(())
+    }
+
+    /// [`Wire::fill`] while the stream reads without an await (`Stream::read_soon`): false once
+    /// it does not, with what it read kept.
+    fn fill_now(&mut self, need: usize) -> Result<bool, PgError> {
+        while self.input.len() < need {
+            self.make_room(need);
+            match self.stream.read_soon(&mut self.input) {
+                None => return Ok(false),
+                Some(read) => {
+                    if read? == 0 {
+                        return Err(PgError::Closed);
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Room in the buffer for a read towards `need` bytes.
+    fn make_room(&mut self, need: usize) {
+        let want = need.saturating_sub(self.input.len()).max(READ_MIN_BYTES);
+        if self.input.capacity() - self.input.len() < want {
+            self.input.reserve(want);
+        }
     }
 
     /// The body of `f`, the message at the front of the buffer.
