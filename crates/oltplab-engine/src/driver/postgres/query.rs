@@ -218,6 +218,7 @@ impl Reply {
 
     /// Takes the message `f` (rows decoded with `keep`'s column types when given); the result
     /// once `ReadyForQuery` ends the reply.
+    #[inline]
     fn read(&mut self, wire: &mut Wire, f: Frame, keep: Option<&[u32]>) -> Option<Result<QueryResult, PgError>> {
         match f.tag {
             b'D' if self.failed.is_none() => {

@@ -189,11 +189,13 @@ impl Wire {
     }
 
     /// The body of `f`, the message at the front of the buffer.
+    #[inline]
     pub fn body(&self, f: Frame) -> &[u8] {
         &self.input[5..5 + f.len]
     }
 
     /// Drops the message at the front of the buffer.
+    #[inline]
     pub fn consume(&mut self, f: Frame) {
         if f.tag == b'Z' {
             self.unanswered = self.unanswered.saturating_sub(1);
