@@ -17,6 +17,9 @@ mod target;
 mod tls;
 pub mod url;
 
+#[cfg(test)]
+mod execute_now_tests;
+
 /// Defaults shared with the option catalogue.
 pub mod target_defaults {
     pub const MYSQL_IGNORE_ERRORS: &str = super::target::DEFAULT_MYSQL_IGNORE_ERRORS;

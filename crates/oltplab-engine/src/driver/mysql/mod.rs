@@ -340,45 +340,6 @@ mod tests {
         }
     }
 
-    /// A thread's sole connection runs a statement in `execute_now`, reply and errors included,
-    /// and the connection stays in step for the next; a connection that waits through the
-    /// runtime gets it pending and `finish`es it; rows kept are left to `execute`.
-    #[tokio::test]
-    async fn a_sole_connection_runs_a_statement_without_an_await() {
-        use crate::driver::reply_wait::{Doorbell, SoleConnection};
-        use crate::driver::Now;
-        let Some(url) = std::env::var("OLTPLAB_TEST_MYSQL_URL").ok().filter(|u| !u.is_empty()) else {
-            return eprintln!("note: OLTPLAB_TEST_MYSQL_URL is not set; skipping this server test");
-        };
-        let Ok(Target::Mysql(target)) = Target::parse(&url, &TargetOptions::default()) else {
-            panic!("not a MySQL URL: {url}")
-        };
-        let mut conn = MysqlConn::open(&target).await.unwrap();
-        // ER_SUBQUERY_NO_1_ROW (1242) at execution, not at the prepare.
-        conn.prepare(&["SELECT ? + 1".to_string(), "SELECT ? > (SELECT 1 UNION SELECT 2)".to_string()]).await.unwrap();
-        let one = [Value::Int(7)];
-
-        let Now::Wait(crate::driver::Pending::Mysql(pending)) = conn.execute_now(StmtId(0), &one, Fetch::Discard)
-        else {
-            panic!("without the claim the reply is waited for by the runtime")
-        };
-        assert_eq!(conn.finish(pending).await.unwrap().row_count, 1);
-        assert!(matches!(conn.execute_now(StmtId(0), &one, Fetch::Rows), Now::Later));
-
-        let sole = SoleConnection::claim(&Doorbell::new().unwrap());
-        for _ in 0..3 {
-            let Now::Done(Ok(r)) = conn.execute_now(StmtId(0), &one, Fetch::Discard) else {
-                panic!("a sole connection's statement is done at once")
-            };
-            assert_eq!((r.row_count, r.columns), (1, 1));
-            let Now::Done(Err(e)) = conn.execute_now(StmtId(1), &one, Fetch::Discard) else { panic!("its error too") };
-            assert_eq!(e.code, "1242", "{e}");
-        }
-        drop(sole);
-        let r = conn.execute(StmtId(0), &one, Fetch::Rows).await.unwrap();
-        assert_eq!(r.rows, [[Value::Int(8)]]);
-    }
-
     /// A MariaDB server sends a prepared statement's result columns again only when they changed
     /// (as it does for libmariadb): it counts the executions it sent none, and the rows kept are
     /// decoded with the columns of the prepare, then of the change.

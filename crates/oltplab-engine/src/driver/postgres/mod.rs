@@ -210,45 +210,6 @@ mod tests {
     use super::*;
     use crate::driver::{Target, TargetOptions};
 
-    /// A thread's sole connection runs a statement in `execute_now`, reply and errors included
-    /// (read up to `ReadyForQuery`), and the connection stays in step for the next; a connection
-    /// that waits through the runtime gets it pending and `finish`es it; rows kept are left to
-    /// `execute`.
-    #[tokio::test]
-    async fn a_sole_connection_runs_a_statement_without_an_await() {
-        use crate::driver::reply_wait::{Doorbell, SoleConnection};
-        let Some(url) = std::env::var("OLTPLAB_TEST_PG_URL").ok().filter(|u| !u.is_empty()) else {
-            return eprintln!("note: OLTPLAB_TEST_PG_URL is not set; skipping this server test");
-        };
-        let Ok(Target::Postgres(target)) = Target::parse(&url, &TargetOptions::default()) else {
-            panic!("not a PostgreSQL URL: {url}")
-        };
-        let mut conn = PostgresConn::open(&target).await.unwrap();
-        // division_by_zero (22012) at execution, not at the prepare.
-        conn.prepare(&["SELECT ?::int + 1".to_string(), "SELECT 1 / (?::int - 7)".to_string()]).await.unwrap();
-        let one = [Value::Int(7)];
-
-        let Now::Wait(crate::driver::Pending::Postgres(pending)) = conn.execute_now(StmtId(0), &one, Fetch::Discard)
-        else {
-            panic!("without the claim the reply is waited for by the runtime")
-        };
-        assert_eq!(conn.finish(pending).await.unwrap().row_count, 1);
-        assert!(matches!(conn.execute_now(StmtId(0), &one, Fetch::Rows), Now::Later));
-
-        let sole = SoleConnection::claim(&Doorbell::new().unwrap());
-        for _ in 0..3 {
-            let Now::Done(Ok(r)) = conn.execute_now(StmtId(0), &one, Fetch::Discard) else {
-                panic!("a sole connection's statement is done at once")
-            };
-            assert_eq!((r.row_count, r.columns), (1, 1));
-            let Now::Done(Err(e)) = conn.execute_now(StmtId(1), &one, Fetch::Discard) else { panic!("its error too") };
-            assert_eq!(e.code, "22012", "{e}");
-        }
-        drop(sole);
-        let r = conn.execute(StmtId(0), &one, Fetch::Rows).await.unwrap();
-        assert_eq!(r.rows, [[Value::Int(8)]]);
-    }
-
     /// Connections that prepare the same statements share one list, and each executes on its own;
     /// a reconnect's statements have other names, and a list of their own.
     #[tokio::test]
