@@ -1,7 +1,7 @@
 //! [`Conn::execute_now`] against both servers: a thread's sole connection runs a statement
-//! without an await, its reply and its errors included, and stays in step for the next; a
-//! connection that waits through the runtime gets the statement pending and `finish`es it; rows
-//! kept are left to `execute`.
+//! without an await, its reply and its errors included, and stays in step for the next; when
+//! its wait is handed to the runtime (the doorbell rang), the statement is pending and `finish`
+//! reads the rest; rows kept, and a connection that shares its thread, are left to `execute`.
 
 use super::reply_wait::{Doorbell, SoleConnection};
 use super::{Conn, Now, Target, TargetOptions};
@@ -27,11 +27,10 @@ async fn a_sole_connection_runs_a_statement_without_an_await() {
         conn.prepare(&[adds_one.to_string(), fails.to_string()]).await.unwrap();
         let seven = [Value::Int(7)];
 
-        let Now::Wait(pending) = conn.execute_now(StmtId(0), &seven, Fetch::Discard) else {
-            panic!("{var}: without the claim the reply is waited for by the runtime")
-        };
-        assert_eq!(conn.finish(pending).await.unwrap().row_count, 1);
-        assert!(matches!(conn.execute_now(StmtId(0), &seven, Fetch::Rows), Now::Later));
+        assert!(
+            matches!(conn.execute_now(StmtId(0), &seven, Fetch::Discard), Now::Later),
+            "{var}: without the claim the runtime waits for the reply, in `execute`"
+        );
 
         let sole = SoleConnection::claim(&Doorbell::new().unwrap());
         for _ in 0..3 {
@@ -44,6 +43,18 @@ async fn a_sole_connection_runs_a_statement_without_an_await() {
             };
             assert_eq!(e.code, code, "{e}");
         }
+        assert!(matches!(conn.execute_now(StmtId(0), &seven, Fetch::Rows), Now::Later));
+        drop(sole);
+
+        // The doorbell rung (the run stops): the reply is left to the runtime, and `finish`
+        // reads it from where the walk stopped.
+        let bell = Doorbell::new().unwrap();
+        let sole = SoleConnection::claim(&bell);
+        bell.ring();
+        let Now::Wait(pending) = conn.execute_now(StmtId(0), &seven, Fetch::Discard) else {
+            panic!("{var}: a rung doorbell hands the wait to the runtime")
+        };
+        assert_eq!(conn.finish(pending).await.unwrap().row_count, 1);
         drop(sole);
         let r = conn.execute(StmtId(0), &seven, Fetch::Rows).await.unwrap();
         assert_eq!(r.rows, [[Value::Int(8)]]);

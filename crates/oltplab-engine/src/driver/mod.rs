@@ -125,10 +125,15 @@ impl Conn {
         }
     }
 
-    /// A prepared statement run as far as it goes without an await: on a thread's sole
-    /// connection (`reply_wait.rs`) that is mostly the whole statement, without the futures of
+    /// A prepared statement run as far as it goes without an await, on a thread's sole
+    /// connection (`reply_wait.rs`): mostly the whole statement, without the futures of
     /// [`Conn::execute`]. What it returns says how to go on.
     pub fn execute_now(&mut self, id: StmtId, params: &[Value], fetch: Fetch) -> Now {
+        // A connection that shares its thread waits through the runtime: its statement could
+        // not be done here, and the state handed over would only be copied from future to future.
+        if !reply_wait::sole_connection() {
+            return Now::Later;
+        }
         match self {
             Conn::Mysql(c) => c.execute_now(id, params, fetch),
             Conn::Postgres(c) => c.execute_now(id, params, fetch),

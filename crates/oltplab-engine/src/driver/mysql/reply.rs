@@ -115,7 +115,10 @@ impl Reply {
     }
 
     /// Walks the reply's next packet; the first result's rows are decoded into `keep` when given.
-    #[inline]
+    /// Inlined where it is called, once per packet: out of line, a 100-row range's walk cost
+    /// twice the instructions (docs/performance-engine.md, "A statement without a future").
+    #[allow(clippy::inline_always)] // measured: see above
+    #[inline(always)]
     pub fn walk(&mut self, packet: &[u8], keep: Option<&mut Vec<Vec<Value>>>) -> Result<Step, Error> {
         let keep = keep.filter(|_| self.first.is_none());
         match self.at {

@@ -185,25 +185,22 @@ impl Session {
         params: &[Value],
         keep: Option<&mut Vec<Vec<Value>>>,
     ) -> Result<Done, Error> {
-        let Some(keep) = keep else {
-            return match self.execute_now(stmt, params)? {
-                Executing::Done(done) => Ok(done),
-                Executing::Wait(pending) => self.finish(pending).await,
-            };
-        };
         stmt.check(params)?;
         // Only rows kept are decoded, and only they need the columns.
-        let cached = if self.cache_metadata { Some(self.columns_of(stmt)?) } else { None };
+        let cached = match &keep {
+            Some(_) if self.cache_metadata => Some(self.columns_of(stmt)?),
+            _ => None,
+        };
         stmt.encode(self.wire.command(), params);
         self.wire.send().await?;
         let mut reply = self.reply(true, cached);
-        let done = self.read_result(&mut reply, Some(keep), None).await?;
+        let done = self.read_result(&mut reply, keep, None).await?;
         Ok(self.executed(stmt.id, &mut reply, done))
     }
 
-    /// `COM_STMT_EXECUTE` with `params`, its rows dropped, as far as it goes without an await: a
-    /// thread's sole connection sends in `send(2)` and waits for the reply in `recv(2)`, so its
-    /// statements are done here, without the futures of [`Session::execute`] around them
+    /// [`Session::execute`] of a statement whose rows are dropped, as far as it goes without an
+    /// await: a thread's sole connection sends in `send(2)` and waits for the reply in
+    /// `recv(2)`, so its statements are done here, without the futures of `execute` around them
     /// (docs/performance-engine.md, "A statement without a future").
     pub fn execute_now(&mut self, stmt: &Prepared, params: &[Value]) -> Result<Executing, Error> {
         stmt.check(params)?;

@@ -131,13 +131,6 @@ pub async fn prepare_all(
 /// rows (sysbench's `PGRES_TUPLES_OK`); otherwise rows affected decide between write and other.
 /// Every row is read off the wire, as sysbench reads its whole result.
 pub async fn execute(wire: &mut Wire, stmt: &Prepared, params: &[Value], fetch: Fetch) -> Result<QueryResult, PgError> {
-    if fetch == Fetch::Discard {
-        match execute_now(wire, stmt, params)? {
-            Executing::Done(result) => return result,
-            Executing::Wait(pending) => return finish(wire, pending).await,
-            Executing::Later => {}
-        }
-    }
     stmt.check(params)?;
     wire.ready().await?;
     encode_bind_execute(&mut wire.out, stmt, params)?;
