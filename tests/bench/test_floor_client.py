@@ -23,12 +23,20 @@ from _vs_tools import sysbench_db_args  # noqa: E402
 DATA = ["--tables=2", "--table-size=100"]
 
 
-def _prepare(server: ManagedServer) -> None:
-    """The tables, loaded afresh (an earlier test of the module may have left them)."""
-    for command in ("cleanup", "prepare"):
-        argv = [sys.executable, "-m", "oltplab", command, "oltp_read_only", f"--db={server.url}"]
-        done = subprocess.run([*argv, *DATA], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
+@pytest.fixture(scope="module", params=["mariadb", "postgres"])
+def server(request: pytest.FixtureRequest) -> ManagedServer:
+    """Each server's emptied database with the tables loaded, once for the module's tests."""
+    emptied: ManagedServer = request.getfixturevalue(f"{request.param}_empty_db")
+    argv = [sys.executable, "-m", "oltplab", "prepare", "oltp_read_only", f"--db={emptied.url}"]
+    done = subprocess.run([*argv, *DATA], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return emptied
+
+
+@pytest.fixture(scope="module")
+def binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The floor client, compiled once for the module."""
+    return floor_binary(tmp_path_factory.mktemp("floor"))
 
 
 def _executed(server: ManagedServer) -> int:
@@ -40,8 +48,7 @@ def _executed(server: ManagedServer) -> int:
     return int(server.query(sql)[0][0])
 
 
-def _floor(server: ManagedServer, tmp_path: Path, workload: str, wait: str) -> dict[str, float]:
-    binary = floor_binary(tmp_path)
+def _floor(binary: Path, server: ManagedServer, workload: str, wait: str) -> dict[str, float]:
     how = ["--threads=8", "--event-threads=1"] if wait == "epoll" else ["--threads=2"]
     argv = [str(binary), workload, *sysbench_db_args(server), *DATA, *how, "--time=1",
             "--report-interval=0", "--percentile=95"]  # fmt: skip
@@ -57,23 +64,20 @@ def _floor(server: ManagedServer, tmp_path: Path, workload: str, wait: str) -> d
 @pytest.mark.parametrize(
     ("workload", "wait"),
     [
-        ("oltp_point_select", "blocking"),
+        # The point select's one statement, waited for as the vendors' libraries wait.
         ("oltp_point_select", "library"),
         ("oltp_read_only", "blocking"),
         ("oltp_read_only", "epoll"),
     ],
 )
-@pytest.mark.parametrize("which", ["mariadb", "postgres"])
 def test_the_floor_client_runs_transactions_the_server_executes(
-    which: str, workload: str, wait: str, request: pytest.FixtureRequest, tmp_path: Path
+    binary: Path, server: ManagedServer, workload: str, wait: str
 ) -> None:
     """Each way of waiting: a blocking recv(2) per connection, the vendor library's calls
     (FLOOR_CALLS=library: a non-blocking socket, poll(2) when a read finds nothing), and one
     thread waiting for all its connections in epoll_wait(2) (--event-threads)."""
-    server: ManagedServer = request.getfixturevalue(f"{which}_empty_db")
-    _prepare(server)
     before = _executed(server)
-    out = _floor(server, tmp_path, workload, wait)
+    out = _floor(binary, server, workload, wait)
     assert out["transactions"] > 20, out
     # A read-only transaction is 16 statements (BEGIN, 10 point selects, 4 ranges, COMMIT),
     # and on PostgreSQL one commit.
@@ -88,8 +92,8 @@ def test_the_floor_client_runs_transactions_the_server_executes(
     assert _executed(server) - before >= expected
 
 
-def test_a_wrong_option_is_one_line_and_exit_1(tmp_path: Path) -> None:
-    done = subprocess.run([str(floor_binary(tmp_path)), "--threads=2", "--bogus=1"],
+def test_a_wrong_option_is_one_line_and_exit_1(binary: Path) -> None:
+    done = subprocess.run([str(binary), "--threads=2", "--bogus=1"],
                           capture_output=True, text=True, timeout=10, check=False)  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.strip() == (
