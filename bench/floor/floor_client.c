@@ -119,8 +119,8 @@ static void wait_readable(int fd) {
   if (poll(&p, 1, -1) < 0 && errno != EINTR) die("poll", strerror(errno));
 }
 
-/* Reads into buf until complete(buf, len) says the reply is whole; returns its length. */
-static size_t read_reply(int fd, unsigned char *buf, int (*complete)(const unsigned char *, size_t)) {
+/* Reads into buf until complete(buf, len) says the reply is whole. */
+static void read_reply(int fd, unsigned char *buf, int (*complete)(const unsigned char *, size_t)) {
   size_t len = 0;
   if (library_calls && !opt.mysql) wait_readable(fd); /* libpq: poll, then read */
   do {
@@ -133,7 +133,6 @@ static size_t read_reply(int fd, unsigned char *buf, int (*complete)(const unsig
     if (n <= 0) die("recv", n == 0 ? "the server closed the connection" : strerror(errno));
     len += (size_t)n;
   } while (!complete(buf, len));
-  return len;
 }
 
 /* -- the workloads: the statements a transaction sends, as sysbench's scripts send them ------ */
@@ -387,7 +386,7 @@ static void *connection_thread(void *arg) {
    * transaction's CPU is then that of its whole statements. */
   while (c->step > 0 || !atomic_load_explicit(&stop, memory_order_relaxed)) {
     send_all(c->fd, request, request_of(c, request));
-    c->have = read_reply(c->fd, c->reply, opt.mysql ? mysql_complete : pg_complete);
+    read_reply(c->fd, c->reply, opt.mysql ? mysql_complete : pg_complete);
     done += advance(c);
   }
   atomic_fetch_add(&transactions, done);
